@@ -1,0 +1,134 @@
+//! The command line, declared with clap.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use warpsim_core::{CostModel, QueueKind};
+
+/// warpsim: discrete-event simulation on a sequential or Time Warp kernel.
+#[derive(Debug, Parser)]
+#[command(name = "warpsim", version, about, long_about = None)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Run a model once and print its report.
+    Run(RunCmd),
+    /// List the models and their parameters with defaults.
+    Models,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunCmd {
+    #[command(subcommand)]
+    pub(crate) model: ModelCmd,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ModelCmd {
+    /// PHOLD, the standard parallel-simulation benchmark (as ROSS defines it).
+    Phold(PholdArgs),
+}
+
+/// Which kernel runs the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum KernelKind {
+    /// One thread, events in key order: the reference every other kernel matches.
+    Sequential,
+}
+
+/// The queue choice, as a clap value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum QueueArg {
+    /// Indexed 4-ary heap.
+    Heap,
+    /// Ladder queue (amortised O(1)).
+    Ladder,
+}
+
+impl From<QueueArg> for QueueKind {
+    fn from(queue: QueueArg) -> QueueKind {
+        match queue {
+            QueueArg::Heap => QueueKind::Heap,
+            QueueArg::Ladder => QueueKind::Ladder,
+        }
+    }
+}
+
+/// How the critical path prices an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CostArg {
+    /// Every event costs 1.
+    Unit,
+    /// Every event costs its measured handler time in nanoseconds.
+    Ns,
+}
+
+impl From<CostArg> for CostModel {
+    fn from(cost: CostArg) -> CostModel {
+        match cost {
+            CostArg::Unit => CostModel::Unit,
+            CostArg::Ns => CostModel::Nanos,
+        }
+    }
+}
+
+/// Flags every `warpsim run <model>` accepts.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct CommonArgs {
+    /// Kernel to run on.
+    #[arg(long, value_enum, default_value_t = KernelKind::Sequential)]
+    pub(crate) kernel: KernelKind,
+    /// Base random seed: the same seed gives the same run on every kernel.
+    #[arg(long)]
+    pub(crate) seed: Option<u64>,
+    /// Pending-event set of the sequential kernel.
+    #[arg(long, value_enum, default_value_t = QueueArg::Ladder)]
+    pub(crate) queue: QueueArg,
+    /// Stop after this many committed events.
+    #[arg(long)]
+    pub(crate) max_events: Option<u64>,
+    /// Compute the critical path and the available parallelism (events cost 1, or `ns`).
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "unit")]
+    pub(crate) critical_path: Option<CostArg>,
+    /// Print exactly one JSON object on stdout instead of the readable report.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Read parameters from a TOML file (keys are the flag names; flags override the file).
+    #[arg(long, value_name = "FILE.toml")]
+    pub(crate) config: Option<PathBuf>,
+}
+
+/// PHOLD's flags; defaults are the built-in scenario.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct PholdArgs {
+    /// Number of logical processes.
+    #[arg(long, default_value_t = 16384)]
+    pub(crate) lps: u32,
+    /// Events per LP at the start (the population stays constant).
+    #[arg(long, default_value_t = 1)]
+    pub(crate) population: u32,
+    /// Probability that an event goes to a uniformly random LP.
+    #[arg(long, default_value_t = 0.25)]
+    pub(crate) remote: f64,
+    /// Smallest delay of any event.
+    #[arg(long, default_value_t = 0.1)]
+    pub(crate) lookahead: f64,
+    /// Mean delay (lookahead + exponential with mean `mean - lookahead`).
+    #[arg(long, default_value_t = 1.0)]
+    pub(crate) mean: f64,
+    /// End of simulated time.
+    #[arg(long, default_value_t = 200.0)]
+    pub(crate) end: f64,
+    /// Busy-work iterations per event (event granularity).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) work: u32,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
+}
+
+/// The seed used when neither the flag nor the config file gives one.
+pub(crate) const DEFAULT_SEED: u64 = 7;

@@ -1,0 +1,94 @@
+//! What every kernel shares: the run configuration and the [`Kernel`] trait.
+
+use crate::error::{RunError, SimError};
+use crate::model::{LogicalProcess, OutputSink};
+use crate::report::{CostModel, Report};
+
+/// Settings of one run that every kernel honours.
+///
+/// ```
+/// use warpsim_core::{CostModel, RunConfig};
+/// let config = RunConfig::new(7).end_time(200.0).max_events(1_000_000).critical_path(CostModel::Unit);
+/// assert_eq!(config.seed, 7);
+/// assert!(config.validate().is_ok());
+/// assert!(RunConfig::new(7).end_time(f64::NAN).validate().is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RunConfig {
+    /// Base seed: every LP's random stream is derived from it and the LP id.
+    pub seed: u64,
+    /// Events at or after this time are not executed (default: infinity, run until drained).
+    pub end_time: f64,
+    /// Stop after committing this many events (default: no limit).
+    pub max_events: Option<u64>,
+    /// Compute the critical path, pricing events this way (default: off).
+    pub critical_path: Option<CostModel>,
+}
+
+impl RunConfig {
+    /// A run with seed `seed`, no end time, no event limit, no critical-path analysis.
+    pub fn new(seed: u64) -> RunConfig {
+        RunConfig {
+            seed,
+            end_time: f64::INFINITY,
+            max_events: None,
+            critical_path: None,
+        }
+    }
+
+    /// Sets the end time.
+    pub fn end_time(mut self, end_time: f64) -> RunConfig {
+        self.end_time = end_time;
+        self
+    }
+
+    /// Sets the event limit.
+    pub fn max_events(mut self, max_events: u64) -> RunConfig {
+        self.max_events = Some(max_events);
+        self
+    }
+
+    /// Turns on critical-path analysis.
+    pub fn critical_path(mut self, cost_model: CostModel) -> RunConfig {
+        self.critical_path = Some(cost_model);
+        self
+    }
+
+    /// Checks the settings.
+    ///
+    /// # Errors
+    ///
+    /// [`SimError::Config`] when the end time is NaN or negative.
+    pub fn validate(&self) -> Result<(), SimError> {
+        if self.end_time.is_nan() || self.end_time < 0.0 {
+            return Err(SimError::Config(format!(
+                "end time must be a non-negative number, got {}",
+                self.end_time
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A simulation kernel: runs a model's LPs and delivers its committed outputs to a sink.
+///
+/// Implemented by [`Sequential`](crate::Sequential) here and by the optimistic kernels in
+/// their own crates. The contract every implementation keeps: the same LPs and the same
+/// [`RunConfig`] give the same committed events (the same
+/// [`TraceHash`](crate::TraceHash)) and the same outputs, in the same order.
+pub trait Kernel {
+    /// Short name used in reports (`sequential`, `timewarp`, …).
+    fn name(&self) -> &'static str;
+
+    /// Runs the model to completion.
+    ///
+    /// # Errors
+    ///
+    /// A [`RunError`] carrying the [`SimError`] that stopped the run and the [`Report`] of what
+    /// was done before it.
+    fn run<M, S>(&self, lps: Vec<M>, sink: &mut S) -> Result<Report, RunError>
+    where
+        M: LogicalProcess,
+        S: OutputSink<M::Output>;
+}

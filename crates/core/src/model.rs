@@ -1,0 +1,426 @@
+//! The model API: what a model implements ([`LogicalProcess`]) and what it can do while
+//! handling an event ([`Ctx`]).
+
+use warpsim_queue::Handle;
+
+use crate::error::SimError;
+use crate::pending::{Pending, PendingQueue};
+use crate::rng::LpRng;
+use crate::time::{EventKey, LpId, Time};
+
+/// A logical process: a piece of model state that changes only when it handles an event.
+///
+/// A model is a vector of LPs of one type (use an enum for several kinds). The same
+/// implementation runs unchanged on every kernel, so it must follow three rules:
+///
+/// 1. **All state lives in `self`** (or in the LP's [`Ctx::rng`]). Optimistic kernels save and
+///    restore LPs with [`Clone`] to undo events; state kept elsewhere (globals, `Rc`, files)
+///    would not roll back.
+/// 2. **Randomness comes from [`Ctx::rng`]**, the LP's own stream, derived from the run's seed
+///    and the LP id and saved with the LP. Then every kernel draws the same numbers.
+/// 3. **Results leave through [`Ctx::emit`]**, which delivers them only once the event is
+///    committed, in event-key order — never by printing from a handler, which an optimistic
+///    kernel may run and then undo.
+///
+/// # Example: a ping-pong model, run in a dozen lines
+///
+/// ```
+/// use warpsim_core::{Ctx, LogicalProcess, LpId, RunConfig, Sequential, Kernel};
+///
+/// #[derive(Clone)]
+/// struct Player { hits: u32 }
+///
+/// impl LogicalProcess for Player {
+///     type Event = u32;           // the rally length so far
+///     type Output = (u32, u32);   // (player, rally length) for every 10th hit
+///     fn init(&mut self, ctx: &mut Ctx<Self>) {
+///         if ctx.me() == LpId::new(0) { ctx.send(LpId::new(1), 1.0, 0); }
+///     }
+///     fn on_event(&mut self, rally: u32, ctx: &mut Ctx<Self>) {
+///         self.hits += 1;
+///         if rally % 10 == 9 { ctx.emit((ctx.me().get(), rally)); }
+///         let other = LpId::new(1 - ctx.me().get());
+///         ctx.send(other, 1.0, rally + 1);
+///     }
+/// }
+///
+/// let mut outputs = Vec::new();
+/// let kernel = Sequential::new(RunConfig::new(42).end_time(50.5));
+/// let report = kernel.run(vec![Player { hits: 0 }; 2], &mut outputs).unwrap();
+/// assert_eq!(report.events_committed, 50);
+/// assert_eq!(outputs.len(), 5);
+/// assert_eq!(outputs[0].output, (0, 9));
+/// assert_eq!(outputs[0].time().as_f64(), 10.0);
+/// ```
+pub trait LogicalProcess: Clone + Send + 'static {
+    /// The events this LP receives (and sends: all LPs of a model share one event type).
+    type Event: Clone + Send + 'static;
+    /// What the model reports through [`Ctx::emit`].
+    type Output: Send + 'static;
+
+    /// Called once per LP at time 0, before any event, in LP-id order on the sequential kernel
+    /// (other kernels may run inits in any order: they cannot see each other). Typically sends
+    /// the first events.
+    fn init(&mut self, ctx: &mut Ctx<'_, Self>) {
+        let _ = ctx;
+    }
+
+    /// Handles one event. Called in event-key order at each LP.
+    fn on_event(&mut self, event: Self::Event, ctx: &mut Ctx<'_, Self>);
+}
+
+/// Names an event an LP has sent, so that the same LP can later [`Ctx::cancel`] or
+/// [`Ctx::reschedule`] it.
+///
+/// Handles are plain data: keep them in LP state. A handle of an event that was already
+/// handled, or cancelled, is simply refused (`cancel` returns `false`). Two handles are equal
+/// when they name the same event.
+#[derive(Clone, Copy)]
+pub struct EventHandle {
+    key: EventKey,
+    dest: LpId,
+    /// Kernel-specific locator (the sequential kernel's queue handle). Never trusted alone:
+    /// the kernel checks that it leads to the event with this key.
+    locator: u64,
+}
+
+impl EventHandle {
+    /// A handle that names no event (returned by a failed [`Ctx::send`]).
+    pub const DEAD: EventHandle = EventHandle {
+        key: EventKey::new(Time::ZERO, u32::MAX, LpId::new(u32::MAX), u64::MAX),
+        dest: LpId::new(u32::MAX),
+        locator: u64::MAX,
+    };
+
+    /// The event's current key (its time changes when it is rescheduled).
+    pub fn key(&self) -> EventKey {
+        self.key
+    }
+
+    /// The event's current time.
+    pub fn time(&self) -> Time {
+        self.key.time
+    }
+
+    /// The LP the event was sent to.
+    pub fn dest(&self) -> LpId {
+        self.dest
+    }
+}
+
+impl PartialEq for EventHandle {
+    fn eq(&self, other: &Self) -> bool {
+        self.key.src == other.key.src && self.key.seq == other.key.seq && self.dest == other.dest
+    }
+}
+
+impl Eq for EventHandle {}
+
+impl std::fmt::Debug for EventHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventHandle")
+            .field("key", &self.key)
+            .field("dest", &self.dest)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A send that was refused; hands the event back.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{error}")]
+pub struct SendError<E> {
+    /// Why the send was refused.
+    pub error: SimError,
+    /// The event that was not sent.
+    pub event: E,
+}
+
+/// Kernel-side state of one LP that rolls back with it: its random stream and send counter.
+#[derive(Clone, Debug)]
+pub(crate) struct LpMeta {
+    pub(crate) rng: LpRng,
+    pub(crate) next_seq: u64,
+    /// Critical time of the LP's last event (critical-path analysis only).
+    pub(crate) crit: f64,
+}
+
+/// What an LP can see and do while it handles an event.
+///
+/// Sends, cancels and reschedules take effect at once in the kernel's pending set; outputs
+/// are delivered once the event commits. A call with bad arguments (a NaN or negative delay,
+/// an unknown LP) does not panic: the method returns a dead value and the kernel stops the
+/// run with a typed [`SimError`] after the handler returns. Use the `try_*` forms to handle the
+/// error in the model instead.
+pub struct Ctx<'a, M: LogicalProcess> {
+    pub(crate) key: EventKey,
+    pub(crate) me: LpId,
+    pub(crate) n_lps: u32,
+    /// Whether to record sent and rescheduled events in `sent` (critical-path analysis).
+    pub(crate) track_sends: bool,
+    pub(crate) sent: &'a mut Vec<Handle>,
+    pub(crate) meta: &'a mut LpMeta,
+    pub(crate) queue: &'a mut PendingQueue<Pending<M::Event>>,
+    pub(crate) outputs: &'a mut Vec<M::Output>,
+    pub(crate) error: &'a mut Option<SimError>,
+}
+
+impl<M: LogicalProcess> std::fmt::Debug for Ctx<'_, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("key", &self.key)
+            .field("me", &self.me)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<M: LogicalProcess> Ctx<'_, M> {
+    /// The current simulation time (the time of the event being handled; 0 in `init`).
+    #[inline]
+    pub fn now(&self) -> Time {
+        self.key.time
+    }
+
+    /// The key of the event being handled.
+    #[inline]
+    pub fn key(&self) -> EventKey {
+        self.key
+    }
+
+    /// This LP's id.
+    #[inline]
+    pub fn me(&self) -> LpId {
+        self.me
+    }
+
+    /// How many LPs the model has (ids run from 0 to `n_lps() - 1`).
+    #[inline]
+    pub fn n_lps(&self) -> u32 {
+        self.n_lps
+    }
+
+    /// This LP's random stream: derived from the run's seed and the LP id, saved and restored
+    /// with the LP, so every kernel draws the same numbers.
+    #[inline]
+    pub fn rng(&mut self) -> &mut LpRng {
+        &mut self.meta.rng
+    }
+
+    fn refuse(&mut self, error: SimError) {
+        // Keep the first error: it is the cause, later ones are consequences.
+        if self.error.is_none() {
+            *self.error = Some(error);
+        }
+    }
+
+    fn key_after(&self, delay: f64) -> Result<(Time, u32), SimError> {
+        let time = self
+            .key
+            .time
+            .checked_add(delay)
+            .map_err(|reason| SimError::BadDelay {
+                lp: self.me,
+                time: self.key.time,
+                delay,
+                reason,
+            })?;
+        // An event at the sender's own time must still come after the event that caused it.
+        let age = if time == self.key.time {
+            self.key.age.checked_add(1).ok_or(SimError::ZeroDelayChain {
+                lp: self.me,
+                time,
+            })?
+        } else {
+            0
+        };
+        Ok((time, age))
+    }
+
+    /// Sends `event` to LP `to`, to happen `delay` time units from now, and returns its handle.
+    ///
+    /// `delay` may be 0: the event then happens at the current time, after the current event.
+    /// A NaN, negative or infinite delay, or an unknown LP, stops the run with a
+    /// [`SimError`] once the handler returns (the returned handle names no event).
+    #[inline]
+    pub fn send(&mut self, to: LpId, delay: f64, event: M::Event) -> EventHandle {
+        match self.try_send(to, delay, event) {
+            Ok(handle) => handle,
+            Err(refused) => {
+                self.refuse(refused.error);
+                EventHandle::DEAD
+            }
+        }
+    }
+
+    /// Sends `event` to this LP itself, `delay` from now. Same as `send(ctx.me(), …)`.
+    #[inline]
+    pub fn schedule(&mut self, delay: f64, event: M::Event) -> EventHandle {
+        self.send(self.me, delay, event)
+    }
+
+    /// Like [`Ctx::send`], but hands a refused event back instead of stopping the run.
+    ///
+    /// # Errors
+    ///
+    /// [`SimError::BadDelay`], [`SimError::UnknownLp`], [`SimError::ZeroDelayChain`] or
+    /// [`SimError::QueueFull`], with the event.
+    #[inline]
+    pub fn try_send(
+        &mut self,
+        to: LpId,
+        delay: f64,
+        event: M::Event,
+    ) -> Result<EventHandle, SendError<M::Event>> {
+        if to.get() >= self.n_lps {
+            let error = SimError::UnknownLp {
+                lp: self.me,
+                time: self.key.time,
+                dest: to,
+                n_lps: self.n_lps,
+            };
+            return Err(SendError { error, event });
+        }
+        let (time, age) = match self.key_after(delay) {
+            Ok(time_age) => time_age,
+            Err(error) => return Err(SendError { error, event }),
+        };
+        let key = EventKey::new(time, age, self.me, self.meta.next_seq);
+        let pending = Pending {
+            dest: to,
+            crit: 0.0,
+            event,
+        };
+        match self.queue.push(key, pending) {
+            Ok(handle) => {
+                self.meta.next_seq += 1;
+                if self.track_sends {
+                    self.sent.push(handle);
+                }
+                Ok(EventHandle {
+                    key,
+                    dest: to,
+                    locator: handle.into_raw(),
+                })
+            }
+            Err(refused) => Err(SendError {
+                error: SimError::QueueFull,
+                event: refused.value.event,
+            }),
+        }
+    }
+
+    /// The queue handle of a still-pending event this LP sent, if `handle` names one.
+    fn locate(&self, handle: &EventHandle) -> Option<Handle> {
+        if handle.key.src != self.me {
+            return None;
+        }
+        let queue_handle = Handle::from_raw(handle.locator);
+        match self.queue.get(queue_handle) {
+            Some((key, pending))
+                if key.src == handle.key.src
+                    && key.seq == handle.key.seq
+                    && pending.dest == handle.dest =>
+            {
+                Some(queue_handle)
+            }
+            _ => None,
+        }
+    }
+
+    /// Cancels an event this LP sent. Returns `true` if the event was still pending and will
+    /// now never happen; `false` if it already happened, was already cancelled, or was sent by
+    /// another LP (only the sender may cancel).
+    pub fn cancel(&mut self, handle: EventHandle) -> bool {
+        match self.locate(&handle) {
+            Some(queue_handle) => self.queue.cancel(queue_handle).is_some(),
+            None => false,
+        }
+    }
+
+    /// Moves a pending event this LP sent to `delay` from now, and updates `handle` to match.
+    /// Returns `false` (and changes nothing) when the event is no longer pending or was sent by
+    /// another LP; see [`Ctx::cancel`]. A bad delay stops the run, as in [`Ctx::send`].
+    pub fn reschedule(&mut self, handle: &mut EventHandle, delay: f64) -> bool {
+        let Some(queue_handle) = self.locate(handle) else {
+            return false;
+        };
+        let (time, age) = match self.key_after(delay) {
+            Ok(time_age) => time_age,
+            Err(error) => {
+                self.refuse(error);
+                return false;
+            }
+        };
+        let key = EventKey::new(time, age, handle.key.src, handle.key.seq);
+        match self.queue.reschedule(queue_handle, key) {
+            Ok(_) => {
+                handle.key = key;
+                if self.track_sends {
+                    self.sent.push(queue_handle);
+                }
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Reports `output`. It reaches the run's sink once this event is committed, in event-key
+    /// order (several outputs of one event keep their order).
+    #[inline]
+    pub fn emit(&mut self, output: M::Output) {
+        self.outputs.push(output);
+    }
+}
+
+/// An output that left the kernel: committed, so it will never be undone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Committed<O> {
+    /// Key of the event that emitted it.
+    pub key: EventKey,
+    /// The LP that emitted it.
+    pub lp: LpId,
+    /// The output.
+    pub output: O,
+}
+
+impl<O> Committed<O> {
+    /// Simulation time at which it was emitted.
+    pub fn time(&self) -> Time {
+        self.key.time
+    }
+}
+
+/// Where committed outputs go: a `Vec`, a closure, or [`Discard`].
+///
+/// ```
+/// use warpsim_core::{Committed, OutputSink};
+/// let mut count = 0;
+/// let mut sink = |_: Committed<u8>| count += 1;
+/// # let key = warpsim_core::EventKey::init(warpsim_core::LpId::new(0));
+/// sink.deliver(Committed { key, lp: warpsim_core::LpId::new(0), output: 1 });
+/// assert_eq!(count, 1);
+/// ```
+pub trait OutputSink<O> {
+    /// Receives one committed output; called in event-key order.
+    fn deliver(&mut self, output: Committed<O>);
+}
+
+impl<O, F: FnMut(Committed<O>)> OutputSink<O> for F {
+    fn deliver(&mut self, output: Committed<O>) {
+        self(output)
+    }
+}
+
+impl<O> OutputSink<O> for Vec<Committed<O>> {
+    fn deliver(&mut self, output: Committed<O>) {
+        self.push(output)
+    }
+}
+
+/// A sink that drops every output (for benchmarks).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Discard;
+
+impl<O> OutputSink<O> for Discard {
+    fn deliver(&mut self, _output: Committed<O>) {}
+}
+

@@ -1,0 +1,126 @@
+//! The kernel's pending-event set: one of `warpsim-queue`'s queues, chosen at run time.
+
+use warpsim_queue::{Handle, IndexedHeap, LadderQueue, PendingSet, PushError, RescheduleError};
+
+use crate::time::{EventKey, LpId};
+
+/// Which pending-event set a kernel uses.
+///
+/// ```
+/// use warpsim_core::QueueKind;
+/// assert_eq!("heap".parse::<QueueKind>().unwrap(), QueueKind::Heap);
+/// assert!("splay".parse::<QueueKind>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum QueueKind {
+    /// Indexed 4-ary heap: O(log n), best for small pending sets.
+    Heap,
+    /// Ladder queue: amortised O(1), best for large pending sets.
+    #[default]
+    Ladder,
+}
+
+impl std::str::FromStr for QueueKind {
+    type Err = String;
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name {
+            "heap" => Ok(QueueKind::Heap),
+            "ladder" => Ok(QueueKind::Ladder),
+            other => Err(format!("unknown queue `{other}` (expected heap or ladder)")),
+        }
+    }
+}
+
+impl std::fmt::Display for QueueKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            QueueKind::Heap => "heap",
+            QueueKind::Ladder => "ladder",
+        })
+    }
+}
+
+/// A pending event as the kernel stores it.
+#[derive(Debug)]
+pub(crate) struct Pending<E> {
+    pub(crate) dest: LpId,
+    /// Critical time of the sending event (critical-path analysis; 0 when off).
+    pub(crate) crit: f64,
+    pub(crate) event: E,
+}
+
+/// Enum dispatch over the queues: the model API's [`Ctx`](crate::Ctx) is one concrete type,
+/// so the queue cannot be a type parameter of it; a two-way match is cheaper than `dyn` and
+/// perfectly predicted within a run.
+pub(crate) enum PendingQueue<T> {
+    Heap(IndexedHeap<EventKey, T>),
+    Ladder(LadderQueue<EventKey, T>),
+}
+
+impl<T> std::fmt::Debug for PendingQueue<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self {
+            PendingQueue::Heap(_) => QueueKind::Heap,
+            PendingQueue::Ladder(_) => QueueKind::Ladder,
+        };
+        f.debug_struct("PendingQueue")
+            .field("kind", &kind)
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $queue:ident => $body:expr) => {
+        match $self {
+            PendingQueue::Heap($queue) => $body,
+            PendingQueue::Ladder($queue) => $body,
+        }
+    };
+}
+
+impl<T> PendingQueue<T> {
+    pub(crate) fn new(kind: QueueKind) -> Self {
+        match kind {
+            QueueKind::Heap => PendingQueue::Heap(IndexedHeap::new()),
+            QueueKind::Ladder => PendingQueue::Ladder(LadderQueue::new()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, key: EventKey, value: T) -> Result<Handle, PushError<EventKey, T>> {
+        dispatch!(self, queue => queue.push(key, value))
+    }
+
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<(EventKey, T)> {
+        dispatch!(self, queue => queue.pop())
+    }
+
+    pub(crate) fn get(&self, handle: Handle) -> Option<(EventKey, &T)> {
+        dispatch!(self, queue => queue.get(handle))
+    }
+
+    pub(crate) fn get_mut(&mut self, handle: Handle) -> Option<(EventKey, &mut T)> {
+        dispatch!(self, queue => queue.get_mut(handle))
+    }
+
+    pub(crate) fn cancel(&mut self, handle: Handle) -> Option<(EventKey, T)> {
+        dispatch!(self, queue => queue.cancel(handle))
+    }
+
+    pub(crate) fn reschedule(
+        &mut self,
+        handle: Handle,
+        key: EventKey,
+    ) -> Result<EventKey, RescheduleError> {
+        dispatch!(self, queue => queue.reschedule(handle, key))
+    }
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        dispatch!(self, queue => queue.len())
+    }
+}

@@ -1,0 +1,226 @@
+//! What a run reports: counts, speed, the trace hash and the critical path.
+
+use std::fmt;
+
+use crate::time::{EventKey, LpId};
+
+/// A 64-bit fingerprint of the committed events: every committed event's key and destination.
+///
+/// Two runs committed the same events exactly when (up to a 2⁻⁶⁴ chance) their hashes are
+/// equal; this is how every kernel is proven equal to the sequential one.
+///
+/// # Implementation
+///
+/// Each event is hashed on its own (a SplitMix64-style finaliser over the key's fields and the
+/// destination) and the event hashes are combined by wrapping addition, then mixed with the
+/// count. Because event keys are unique, the set of committed events fixes their key order, so
+/// this equals a hash "of the sequence in key order" in power while letting parallel kernels
+/// commit in any order without sorting.
+///
+/// ```
+/// use warpsim_core::{EventKey, LpId, Time, TraceHash};
+/// let k1 = EventKey::new(Time::new(1.0).unwrap(), 0, LpId::new(0), 0);
+/// let k2 = EventKey::new(Time::new(2.0).unwrap(), 0, LpId::new(1), 0);
+/// let (mut a, mut b) = (TraceHash::default(), TraceHash::default());
+/// a.add(&k1, LpId::new(1));
+/// a.add(&k2, LpId::new(0));
+/// b.add(&k2, LpId::new(0));
+/// b.add(&k1, LpId::new(1));
+/// assert_eq!(a, b);
+/// assert_eq!(a.to_string().len(), 16);
+/// ```
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct TraceHash {
+    sum: u64,
+    count: u64,
+}
+
+const fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl TraceHash {
+    /// Adds one committed event.
+    #[inline]
+    pub fn add(&mut self, key: &EventKey, dest: LpId) {
+        let mut h = mix(key.time.as_f64().to_bits() ^ 0x9e37_79b9_7f4a_7c15);
+        h = mix(h ^ (u64::from(key.age) << 32 | u64::from(key.src.get())));
+        h = mix(h ^ key.seq);
+        h = mix(h ^ u64::from(dest.get()));
+        self.sum = self.sum.wrapping_add(h);
+        self.count += 1;
+    }
+
+    /// Merges the hash of another, disjoint set of committed events (from another thread).
+    pub fn merge(&mut self, other: &TraceHash) {
+        self.sum = self.sum.wrapping_add(other.sum);
+        self.count += other.count;
+    }
+
+    /// The 64-bit value.
+    pub fn value(&self) -> u64 {
+        mix(self.sum ^ mix(self.count))
+    }
+}
+
+impl fmt::Display for TraceHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.value())
+    }
+}
+
+impl fmt::Debug for TraceHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TraceHash({self})")
+    }
+}
+
+impl serde::Serialize for TraceHash {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// Why a run stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The next pending event was at or after the end time.
+    EndTime,
+    /// The event limit was reached.
+    EventLimit,
+    /// No events were left.
+    Drained,
+    /// An error stopped the run.
+    Error,
+}
+
+/// How the critical-path analysis prices one event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CostModel {
+    /// Every event costs 1: the path length is counted in events.
+    Unit,
+    /// Every event costs the nanoseconds its handler took (measured, so not reproducible).
+    Nanos,
+}
+
+/// The critical path of the committed events and the parallelism it allows.
+///
+/// Each event's critical time is `max(critical time of its LP's previous event, critical time
+/// of the event that sent it) + cost`. The largest critical time is the critical path: no
+/// parallel execution of this model (with these LPs) can finish in less, so
+/// `total_cost / length` bounds the speedup of any kernel (TWSIM's analysis in the Sharks World
+/// paper).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct CriticalPath {
+    /// How events were priced.
+    pub cost_model: CostModel,
+    /// Sum of all event costs.
+    pub total_cost: f64,
+    /// Length of the critical path, in the same unit.
+    pub length: f64,
+    /// `total_cost / length`: the largest speedup any parallel kernel can reach.
+    pub parallelism: f64,
+}
+
+/// Statistics of one run. Kernels fill in what they know; the sequential kernel processes each
+/// event once, so its `events_processed` equals `events_committed`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[non_exhaustive]
+pub struct Report {
+    /// Which kernel ran: `sequential`, `timewarp`, …
+    pub kernel: &'static str,
+    /// The run's base seed.
+    pub seed: u64,
+    /// Number of LPs.
+    pub lps: u32,
+    /// Events committed (executed for good).
+    pub events_committed: u64,
+    /// Events executed, including those later rolled back.
+    pub events_processed: u64,
+    /// Simulation time reached: the configured end time if events remained past it, else the
+    /// time of the last committed event.
+    pub end_time: f64,
+    /// Why the run stopped.
+    pub stop_reason: StopReason,
+    /// Wall-clock seconds spent in the kernel (initialisation included).
+    pub wall_seconds: f64,
+    /// `events_committed / wall_seconds`.
+    pub events_per_second: f64,
+    /// Fingerprint of the committed events.
+    pub trace_hash: TraceHash,
+    /// Largest number of events pending at once.
+    pub peak_pending: usize,
+    /// Events still pending when the run stopped.
+    pub pending_at_end: usize,
+    /// Critical-path analysis, when asked for.
+    pub critical_path: Option<CriticalPath>,
+}
+
+impl Report {
+    /// An empty report for a run of `kernel` over `lps` LPs.
+    pub fn new(kernel: &'static str, seed: u64, lps: u32) -> Report {
+        Report {
+            kernel,
+            seed,
+            lps,
+            events_committed: 0,
+            events_processed: 0,
+            end_time: 0.0,
+            stop_reason: StopReason::Drained,
+            wall_seconds: 0.0,
+            events_per_second: 0.0,
+            trace_hash: TraceHash::default(),
+            peak_pending: 0,
+            pending_at_end: 0,
+            critical_path: None,
+        }
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "kernel            {}", self.kernel)?;
+        writeln!(f, "seed              {}", self.seed)?;
+        writeln!(f, "LPs               {}", self.lps)?;
+        writeln!(f, "events committed  {}", self.events_committed)?;
+        if self.events_processed != self.events_committed {
+            writeln!(f, "events processed  {}", self.events_processed)?;
+        }
+        writeln!(
+            f,
+            "end time          {} ({})",
+            self.end_time,
+            match self.stop_reason {
+                StopReason::EndTime => "end time reached",
+                StopReason::EventLimit => "event limit reached",
+                StopReason::Drained => "no events left",
+                StopReason::Error => "stopped by an error",
+            }
+        )?;
+        writeln!(f, "wall time         {:.3} s", self.wall_seconds)?;
+        writeln!(
+            f,
+            "speed             {:.3} M events/s",
+            self.events_per_second / 1e6
+        )?;
+        writeln!(f, "peak pending      {}", self.peak_pending)?;
+        if let Some(cp) = &self.critical_path {
+            let unit = match cp.cost_model {
+                CostModel::Unit => "events",
+                CostModel::Nanos => "ns",
+            };
+            writeln!(
+                f,
+                "critical path     {:.0} {unit} of {:.0} (available parallelism {:.2})",
+                cp.length, cp.total_cost, cp.parallelism
+            )?;
+        }
+        write!(f, "trace hash        {}", self.trace_hash)
+    }
+}

@@ -1,0 +1,166 @@
+//! PHOLD: the standard synthetic benchmark of parallel discrete-event simulation.
+//!
+//! `lps` logical processes each start with `population` events addressed to themselves. Every
+//! event, when handled, sends exactly one new event, so the number of pending events stays
+//! `lps × population` for the whole run:
+//!
+//! - with probability `remote` to an LP drawn uniformly from *all* LPs (itself included),
+//!   otherwise to itself;
+//! - with delay `lookahead + Exp(mean − lookahead)`, so the mean delay is `mean` and no delay
+//!   is shorter than `lookahead` (the lookahead a conservative kernel could exploit).
+//!
+//! This follows ROSS's `phold` model, so figures compare: ROSS's defaults are remote 0.25,
+//! mean 1.0, lookahead 1.0 (which makes every delay exactly 1.0); our default scenario uses
+//! lookahead 0.1 and mean 1.0. The expected number of committed events is
+//! `lps × population × end / mean`.
+//!
+//! `work` adds deterministic busy work to each event (see [`busy_work`](crate::busy_work)),
+//! the usual way PHOLD studies vary event granularity.
+//!
+//! ```
+//! use warpsim_core::{Discard, Kernel, RunConfig, Sequential};
+//! use warpsim_models::phold::PholdParams;
+//!
+//! let params = PholdParams { lps: 64, end: 50.0, ..PholdParams::default() };
+//! let report = Sequential::new(RunConfig::new(7).end_time(params.end))
+//!     .run(params.build().unwrap(), &mut Discard)
+//!     .unwrap();
+//! // About 64 × 1 × 50 / 1.0 = 3200 events.
+//! assert!((2800..3600).contains(&report.events_committed));
+//! ```
+
+use rand::RngExt;
+use rand_distr::Exp1;
+use warpsim_core::{Ctx, LogicalProcess, LpId};
+
+use crate::{ParamError, busy_work, check_range};
+
+/// PHOLD's parameters. The defaults are the built-in scenario.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PholdParams {
+    /// Number of LPs.
+    pub lps: u32,
+    /// Events per LP at the start (the constant population of the run is `lps × population`).
+    pub population: u32,
+    /// Probability that an event goes to a uniformly random LP instead of its own.
+    pub remote: f64,
+    /// Smallest delay of any event.
+    pub lookahead: f64,
+    /// Mean delay of an event (`lookahead` plus an exponential with mean `mean − lookahead`).
+    pub mean: f64,
+    /// End of simulated time (events at or after it do not run).
+    pub end: f64,
+    /// Busy-work iterations per event.
+    pub work: u32,
+}
+
+impl Default for PholdParams {
+    fn default() -> Self {
+        PholdParams {
+            lps: 16384,
+            population: 1,
+            remote: 0.25,
+            lookahead: 0.1,
+            mean: 1.0,
+            end: 200.0,
+            work: 0,
+        }
+    }
+}
+
+impl PholdParams {
+    /// Checks every parameter.
+    ///
+    /// # Errors
+    ///
+    /// A [`ParamError`] naming the first bad parameter.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        if self.lps == 0 {
+            return Err(ParamError::new("lps", "must be at least 1 (got 0)"));
+        }
+        if self.population == 0 {
+            return Err(ParamError::new("population", "must be at least 1 (got 0)"));
+        }
+        check_range("remote", self.remote, 0.0, 1.0)?;
+        check_range("lookahead", self.lookahead, 0.0, f64::MAX)?;
+        check_range("mean", self.mean, 0.0, f64::MAX)?;
+        if self.mean <= 0.0 {
+            return Err(ParamError::new("mean", "must be positive (got 0)"));
+        }
+        if self.mean < self.lookahead {
+            return Err(ParamError::new(
+                "mean",
+                format!(
+                    "must be at least the lookahead {} (got {})",
+                    self.lookahead, self.mean
+                ),
+            ));
+        }
+        check_range("end", self.end, 0.0, f64::MAX)?;
+        Ok(())
+    }
+
+    /// Checks the parameters and makes the LPs.
+    ///
+    /// # Errors
+    ///
+    /// A [`ParamError`] naming the first bad parameter.
+    pub fn build(&self) -> Result<Vec<Phold>, ParamError> {
+        self.validate()?;
+        let lp = Phold {
+            remote: self.remote,
+            lookahead: self.lookahead,
+            exp_mean: self.mean - self.lookahead,
+            population: self.population,
+            work: self.work,
+        };
+        Ok(vec![lp; self.lps as usize])
+    }
+}
+
+/// One PHOLD LP. It has no state of its own beyond its parameters: everything that changes
+/// lives in the kernel's pending set and the LP's random stream.
+#[derive(Debug, Clone)]
+pub struct Phold {
+    remote: f64,
+    lookahead: f64,
+    exp_mean: f64,
+    population: u32,
+    work: u32,
+}
+
+impl Phold {
+    #[inline]
+    fn delay(&self, ctx: &mut Ctx<'_, Self>) -> f64 {
+        let unit: f64 = ctx.rng().sample(Exp1);
+        self.lookahead + self.exp_mean * unit
+    }
+}
+
+impl LogicalProcess for Phold {
+    type Event = ();
+    type Output = ();
+
+    fn init(&mut self, ctx: &mut Ctx<'_, Self>) {
+        for _ in 0..self.population {
+            let delay = self.delay(ctx);
+            ctx.schedule(delay, ());
+        }
+    }
+
+    #[inline]
+    fn on_event(&mut self, _event: (), ctx: &mut Ctx<'_, Self>) {
+        if self.work > 0 {
+            std::hint::black_box(busy_work(self.work));
+        }
+        let remote = ctx.rng().random::<f64>() < self.remote;
+        let dest = if remote {
+            let n_lps = ctx.n_lps();
+            LpId::new(ctx.rng().random_range(0..n_lps))
+        } else {
+            ctx.me()
+        };
+        let delay = self.delay(ctx);
+        ctx.send(dest, delay, ());
+    }
+}
