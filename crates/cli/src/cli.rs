@@ -27,10 +27,11 @@ pub(crate) struct RunCmd {
     pub(crate) model: ModelCmd,
 }
 
+/// One variant per model; each model's flags and runner live in `scenarios/<model>.rs`.
 #[derive(Debug, Subcommand)]
 pub(crate) enum ModelCmd {
     /// PHOLD, the standard parallel-simulation benchmark (as ROSS defines it).
-    Phold(PholdArgs),
+    Phold(crate::scenarios::phold::PholdArgs),
 }
 
 /// Which kernel runs the model.
@@ -102,33 +103,3 @@ pub(crate) struct CommonArgs {
     pub(crate) config: Option<PathBuf>,
 }
 
-/// PHOLD's flags; defaults are the built-in scenario.
-#[derive(Debug, Clone, Args)]
-pub(crate) struct PholdArgs {
-    /// Number of logical processes.
-    #[arg(long, default_value_t = 16384)]
-    pub(crate) lps: u32,
-    /// Events per LP at the start (the population stays constant).
-    #[arg(long, default_value_t = 1)]
-    pub(crate) population: u32,
-    /// Probability that an event goes to a uniformly random LP.
-    #[arg(long, default_value_t = 0.25)]
-    pub(crate) remote: f64,
-    /// Smallest delay of any event.
-    #[arg(long, default_value_t = 0.1)]
-    pub(crate) lookahead: f64,
-    /// Mean delay (lookahead + exponential with mean `mean - lookahead`).
-    #[arg(long, default_value_t = 1.0)]
-    pub(crate) mean: f64,
-    /// End of simulated time.
-    #[arg(long, default_value_t = 200.0)]
-    pub(crate) end: f64,
-    /// Busy-work iterations per event (event granularity).
-    #[arg(long, default_value_t = 0)]
-    pub(crate) work: u32,
-    #[command(flatten)]
-    pub(crate) common: CommonArgs,
-}
-
-/// The seed used when neither the flag nor the config file gives one.
-pub(crate) const DEFAULT_SEED: u64 = 7;

@@ -8,9 +8,10 @@
 
 mod cli;
 mod config;
-mod models;
+mod listing;
 mod progress;
 mod run;
+mod scenarios;
 
 use std::process::ExitCode;
 
@@ -72,7 +73,7 @@ fn real_main() -> anyhow::Result<()> {
     match cli.command {
         Command::Run(run) => run::run(run),
         Command::Models => {
-            print!("{}", models::listing());
+            print!("{}", listing::listing());
             Ok(())
         }
     }

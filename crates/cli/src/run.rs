@@ -1,24 +1,81 @@
-//! `warpsim run <model>`: build the model, run it on the chosen kernel, print the report.
+//! `warpsim run <model>`: the [`Scenario`] trait every model's runner implements, and the
+//! code that runs a scenario on the chosen kernel and prints its report.
 
 use anyhow::{Result, anyhow};
-use serde::Serialize;
 use serde_json::{Map, Value};
 use warpsim_core::{
     Kernel, LogicalProcess, OutputSink, Report, RunConfig, RunError, Sequential,
 };
-use warpsim_models::phold::PholdParams;
 
-use crate::cli::{CommonArgs, DEFAULT_SEED, KernelKind, ModelCmd, PholdArgs, RunCmd};
+use crate::cli::{CommonArgs, KernelKind, ModelCmd, RunCmd};
 use crate::progress::Progress;
 
 pub(crate) fn run(command: RunCmd) -> Result<()> {
     match command.model {
-        ModelCmd::Phold(args) => run_phold(args),
+        ModelCmd::Phold(args) => execute(&args),
     }
 }
 
+/// What the CLI needs of a model: how to run it once with a given seed. Printing, JSON,
+/// errors (and replications and sweeps, which run a scenario many times) are generic.
+pub(crate) trait Scenario: Send + Sync {
+    /// The model's name, as on the command line.
+    fn name(&self) -> &'static str;
+    /// The flags every model takes.
+    fn common(&self) -> &CommonArgs;
+    /// The seed when neither `--seed` nor the config file gives one.
+    fn default_seed(&self) -> u64;
+    /// One line describing the parameters, printed above the readable report.
+    fn title(&self) -> String;
+    /// The parameters, for the JSON output.
+    fn params(&self) -> Value;
+    /// Checks the parameters before any run.
+    fn validate(&self) -> Result<()>;
+    /// Runs the model once with `seed`. `primary` is false for extra runs (replications,
+    /// sweep points), which must not write side files such as plots or CSVs.
+    fn run_once(&self, seed: u64, primary: bool) -> Result<Outcome>;
+}
+
+/// The result of one run: the kernel's report, the model's own figures, and the error that
+/// stopped the run, if any (the report is then partial).
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    pub(crate) report: Report,
+    /// Model-specific results (e.g. pets' `p50`), added to the JSON object and printed after
+    /// the report.
+    pub(crate) metrics: Map<String, Value>,
+    /// Model-specific readable lines printed after the report (may be empty).
+    pub(crate) text: String,
+    pub(crate) error: Option<RunError>,
+}
+
+impl Outcome {
+    /// An outcome from a kernel result, with no model figures yet.
+    pub(crate) fn from_result(result: std::result::Result<Report, RunError>) -> Outcome {
+        match result {
+            Ok(report) => Outcome {
+                report,
+                metrics: Map::new(),
+                text: String::new(),
+                error: None,
+            },
+            Err(error) => Outcome {
+                report: (*error.partial).clone(),
+                metrics: Map::new(),
+                text: String::new(),
+                error: Some(error),
+            },
+        }
+    }
+}
+
+/// The seed of the main run.
+pub(crate) fn seed_of(scenario: &dyn Scenario) -> u64 {
+    scenario.common().seed.unwrap_or(scenario.default_seed())
+}
+
 /// The run settings every model shares.
-fn run_config(common: &CommonArgs, seed: u64, end: f64) -> RunConfig {
+pub(crate) fn run_config(common: &CommonArgs, seed: u64, end: f64) -> RunConfig {
     let mut config = RunConfig::new(seed).end_time(end);
     if let Some(max_events) = common.max_events {
         config = config.max_events(max_events);
@@ -29,18 +86,23 @@ fn run_config(common: &CommonArgs, seed: u64, end: f64) -> RunConfig {
     config
 }
 
-/// Runs `lps` on the kernel the user chose. A failed run still prints what it did.
-fn run_on_kernel<M, S>(
+/// Runs `lps` on the kernel the user chose, with a progress bar when `show_progress`.
+pub(crate) fn run_on_kernel<M, S>(
     common: &CommonArgs,
     config: RunConfig,
     lps: Vec<M>,
     sink: &mut S,
+    show_progress: bool,
 ) -> std::result::Result<Report, RunError>
 where
     M: LogicalProcess,
     S: OutputSink<M::Output>,
 {
-    let progress = Progress::new(config.end_time);
+    let progress = Progress::new(if show_progress {
+        config.end_time
+    } else {
+        f64::NAN
+    });
     let hook = progress.hook(config.end_time);
     let result = match common.kernel {
         KernelKind::Sequential => Sequential::new(config)
@@ -52,88 +114,40 @@ where
     result
 }
 
-/// Prints the report (readable, or one JSON object) with the model's own figures.
-fn print_report<P: Serialize>(
-    common: &CommonArgs,
-    model: &str,
-    title: &str,
-    params: &P,
-    report: &Report,
-    extra: Map<String, Value>,
-    error: Option<&RunError>,
-) -> Result<()> {
-    if common.json {
-        let mut object = Map::new();
-        object.insert("model".into(), Value::from(model));
-        if let Value::Object(fields) = serde_json::to_value(report)? {
-            object.extend(fields);
-        }
-        object.extend(extra);
-        object.insert("params".into(), serde_json::to_value(params)?);
-        if let Some(error) = error {
-            object.insert("error".into(), Value::from(error.to_string()));
-        }
-        println!("{}", Value::Object(object));
+/// The JSON object of one run: `model`, the report's fields, the model's metrics, `params`,
+/// and `error` when the run failed.
+pub(crate) fn outcome_json(scenario: &dyn Scenario, outcome: &Outcome) -> Result<Value> {
+    let mut object = Map::new();
+    object.insert("model".into(), Value::from(scenario.name()));
+    if let Value::Object(fields) = serde_json::to_value(&outcome.report)? {
+        object.extend(fields);
+    }
+    object.extend(outcome.metrics.clone());
+    object.insert("params".into(), scenario.params());
+    if let Some(error) = &outcome.error {
+        object.insert("error".into(), Value::from(error.to_string()));
+    }
+    Ok(Value::Object(object))
+}
+
+/// Runs a scenario once and prints its report (readable, or one JSON object). A failed run
+/// still prints what it did, then fails.
+pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
+    scenario
+        .validate()
+        .map_err(|error| anyhow!("{}: {error:#}", scenario.name()))?;
+    let outcome = scenario.run_once(seed_of(scenario), true)?;
+    if scenario.common().json {
+        println!("{}", outcome_json(scenario, &outcome)?);
     } else {
-        println!("{title}");
-        println!("{report}");
-        for (key, value) in &extra {
-            println!("{key:<17} {value}");
+        println!("{}", scenario.title());
+        println!("{}", outcome.report);
+        if !outcome.text.is_empty() {
+            print!("{}", outcome.text);
         }
     }
-    Ok(())
-}
-
-fn run_phold(args: PholdArgs) -> Result<()> {
-    let params = PholdParams {
-        lps: args.lps,
-        population: args.population,
-        remote: args.remote,
-        lookahead: args.lookahead,
-        mean: args.mean,
-        end: args.end,
-        work: args.work,
-    };
-    let lps = params.build().map_err(|error| anyhow!("phold: {error}"))?;
-    let common = &args.common;
-    let seed = common.seed.unwrap_or(DEFAULT_SEED);
-    let config = run_config(common, seed, params.end);
-    let title = format!(
-        "PHOLD: {} LPs, population {}, remote {}, lookahead {}, mean {}, end {}, work {}",
-        params.lps,
-        params.population,
-        params.remote,
-        params.lookahead,
-        params.mean,
-        params.end,
-        params.work
-    );
-    let result = run_on_kernel(common, config, lps, &mut warpsim_core::Discard);
-    finish(common, "phold", &title, &params, result, Map::new())
-}
-
-/// Prints a finished run; a failed one prints its partial report, then fails.
-fn finish<P: Serialize>(
-    common: &CommonArgs,
-    model: &str,
-    title: &str,
-    params: &P,
-    result: std::result::Result<Report, RunError>,
-    extra: Map<String, Value>,
-) -> Result<()> {
-    match result {
-        Ok(report) => print_report(common, model, title, params, &report, extra, None),
-        Err(error) => {
-            print_report(
-                common,
-                model,
-                title,
-                params,
-                &error.partial,
-                extra,
-                Some(&error),
-            )?;
-            Err(anyhow!("{model}: run stopped: {}", error.error))
-        }
+    match outcome.error {
+        Some(error) => Err(anyhow!("{}: run stopped: {}", scenario.name(), error.error)),
+        None => Ok(()),
     }
 }

@@ -56,7 +56,7 @@ impl Time {
     /// let t = Time::new(1.0).unwrap();
     /// assert_eq!(t.checked_add(0.5).unwrap().as_f64(), 1.5);
     /// assert!(t.checked_add(-0.5).is_err());
-    /// assert!(t.checked_add(f64::MAX).is_err());
+    /// assert!(Time::new(f64::MAX).unwrap().checked_add(f64::MAX).is_err());
     /// ```
     ///
     /// # Errors
@@ -247,6 +247,9 @@ mod tests {
             Err(TimeError::Infinite(f64::INFINITY))
         );
         assert_eq!(Time::new(-1.0), Err(TimeError::Negative(-1.0)));
-        assert_eq!(Time::new(1.0).unwrap().checked_add(f64::MAX), Err(TimeError::Overflow));
+        assert_eq!(
+            Time::new(f64::MAX).unwrap().checked_add(f64::MAX),
+            Err(TimeError::Overflow)
+        );
     }
 }
