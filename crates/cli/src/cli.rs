@@ -34,6 +34,25 @@ pub(crate) enum ModelCmd {
     Phold(crate::scenarios::phold::PholdArgs),
 }
 
+/// The command line with the settings every subcommand shares: a later flag overrides an
+/// earlier one (so flags override a `--config` file, whose values come first), and negative
+/// numbers are values, not flags (so `--mean -1` is reported as a bad mean).
+pub(crate) fn command() -> clap::Command {
+    fn configure(command: clap::Command) -> clap::Command {
+        command
+            .args_override_self(true)
+            .allow_negative_numbers(true)
+            .mut_subcommands(configure)
+    }
+    configure(<Cli as clap::CommandFactory>::command())
+}
+
+/// Parses arguments with [`command`]'s settings.
+pub(crate) fn parse(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
+    let matches = command().try_get_matches_from(args)?;
+    <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
+}
+
 /// Which kernel runs the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum KernelKind {

@@ -9,9 +9,6 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use anyhow::{Context, Result, anyhow, bail};
-use clap::CommandFactory;
-
-use crate::cli::Cli;
 
 /// Finds `--config FILE` in the raw arguments of `warpsim run <model> …` and splices the
 /// file's settings in as flags right after the model name. Other commands pass through.
@@ -76,7 +73,7 @@ fn flags_from_file(path: &Path, model: &str) -> Result<Vec<String>> {
             message.split_whitespace().collect::<Vec<_>>().join(" ")
         )
     })?;
-    let command = Cli::command();
+    let command = crate::cli::command();
     let run = command
         .find_subcommand("run")
         .ok_or_else(|| anyhow!("internal: no run command"))?;
@@ -116,7 +113,7 @@ fn flags_from_file(path: &Path, model: &str) -> Result<Vec<String>> {
         };
         // Check this one value on its own, so that a bad value is reported with its line.
         let probe = ["warpsim", "run", model, flag.as_str()];
-        if let Err(error) = Cli::command().try_get_matches_from(probe) {
+        if let Err(error) = crate::cli::command().try_get_matches_from(probe) {
             let first = error.render().to_string();
             let first = first.lines().next().unwrap_or("invalid value");
             let first = first.trim_start_matches("error: ");

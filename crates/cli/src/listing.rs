@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use clap::{Args, Command, CommandFactory};
+use clap::{Args, Command};
 
-use crate::cli::{Cli, CommonArgs};
+use crate::cli::CommonArgs;
 
 fn describe(arg: &clap::Arg) -> Option<String> {
     let long = arg.get_long()?;
@@ -27,7 +27,7 @@ fn describe(arg: &clap::Arg) -> Option<String> {
 pub(crate) fn listing() -> String {
     let common = CommonArgs::augment_args(Command::new("common"));
     let common_ids: Vec<&str> = common.get_arguments().map(|a| a.get_id().as_str()).collect();
-    let cli = Cli::command();
+    let cli = crate::cli::command();
     let mut out = String::new();
     if let Some(run) = cli.find_subcommand("run") {
         for model in run.get_subcommands() {

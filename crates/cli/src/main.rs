@@ -15,10 +15,9 @@ mod scenarios;
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use clap::error::ErrorKind;
 
-use crate::cli::{Cli, Command};
+use crate::cli::Command;
 
 fn main() -> ExitCode {
     // Model panics are caught by the kernels and reported as errors with their LP id, so the
@@ -48,7 +47,7 @@ fn one_line(message: &str) -> String {
 
 fn real_main() -> anyhow::Result<()> {
     let args = config::expand(std::env::args_os().collect())?;
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match cli::parse(args) {
         Ok(cli) => cli,
         Err(error) => match error.kind() {
             ErrorKind::DisplayHelp

@@ -1,0 +1,169 @@
+//! The real `warpsim` binary: reports, JSON, TOML scenarios and bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn warpsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_warpsim"))
+        .args(args)
+        .output()
+        .expect("warpsim runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let output = warpsim(args);
+    assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    let text = stdout(&output);
+    assert_eq!(text.lines().count(), 1, "exactly one JSON object: {text}");
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+/// A failure must be one clear line on stderr, a non-zero exit, and no panic message.
+fn assert_fails(args: &[&str], needle: &str) {
+    let output = warpsim(args);
+    let err = stderr(&output);
+    assert!(!output.status.success(), "{args:?} should fail");
+    assert_eq!(err.lines().count(), 1, "{args:?}: one line expected, got:\n{err}");
+    assert!(err.starts_with("error: "), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: `{needle}` not in {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+}
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("warpsim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const SMALL: [&str; 6] = ["--lps", "64", "--end", "30", "--seed", "3"];
+
+#[test]
+fn json_report_has_the_common_keys() {
+    let mut args = vec!["run", "phold", "--json"];
+    args.extend(SMALL);
+    let value = json(&args);
+    for key in [
+        "model",
+        "kernel",
+        "seed",
+        "events_committed",
+        "end_time",
+        "wall_seconds",
+        "events_per_second",
+        "trace_hash",
+    ] {
+        assert!(value.get(key).is_some(), "missing {key}: {value}");
+    }
+    assert_eq!(value["model"], "phold");
+    assert_eq!(value["kernel"], "sequential");
+    assert_eq!(value["seed"], 3);
+    let hash = value["trace_hash"].as_str().unwrap();
+    assert_eq!(hash.len(), 16);
+    assert!(hash.chars().all(|c| c.is_ascii_hexdigit()));
+    let events = value["events_committed"].as_u64().unwrap();
+    assert!((1500..2300).contains(&events), "{events}");
+}
+
+#[test]
+fn queues_agree_and_seeds_differ() {
+    let hash = |extra: &[&str]| {
+        let mut args = vec!["run", "phold", "--json"];
+        args.extend(SMALL);
+        args.extend(extra);
+        json(&args)["trace_hash"].as_str().unwrap().to_string()
+    };
+    assert_eq!(hash(&["--queue", "heap"]), hash(&["--queue", "ladder"]));
+    assert_ne!(hash(&["--seed", "4"]), hash(&[]));
+}
+
+#[test]
+fn readable_report_and_critical_path() {
+    let mut args = vec!["run", "phold", "--critical-path"];
+    args.extend(SMALL);
+    let output = warpsim(&args);
+    assert!(output.status.success());
+    let text = stdout(&output);
+    assert!(text.starts_with("PHOLD: 64 LPs"), "{text}");
+    assert!(text.contains("trace hash"), "{text}");
+    assert!(text.contains("available parallelism"), "{text}");
+}
+
+#[test]
+fn models_lists_parameters_with_defaults() {
+    let output = warpsim(&["models"]);
+    assert!(output.status.success());
+    let text = stdout(&output);
+    assert!(text.contains("phold:"), "{text}");
+    assert!(text.contains("--lps"), "{text}");
+    assert!(text.contains("(default 16384)"), "{text}");
+    assert!(text.contains("--json"), "{text}");
+}
+
+#[test]
+fn toml_scenario_with_flag_override() {
+    let path = temp_file(
+        "phold.toml",
+        "model = \"phold\"\nlps = 64\nend = 30.0\nseed = 3\nqueue = \"heap\"\n",
+    );
+    let path = path.to_str().unwrap();
+    let mut args = vec!["run", "phold", "--json"];
+    args.extend(SMALL);
+    let direct = json(&args);
+    let from_file = json(&["run", "phold", "--json", "--config", path]);
+    assert_eq!(direct["trace_hash"], from_file["trace_hash"]);
+    let overridden = json(&["run", "phold", "--json", "--config", path, "--seed", "9"]);
+    assert_eq!(overridden["seed"], 9);
+    assert_eq!(overridden["lps"], 64);
+}
+
+#[test]
+fn toml_errors_name_the_line() {
+    let malformed = temp_file("bad.toml", "lps = 64\nend = = 3\n");
+    assert_fails(
+        &["run", "phold", "--config", malformed.to_str().unwrap()],
+        "line 2",
+    );
+    let unknown = temp_file("unknown.toml", "lps = 64\n\nbogus = 1\n");
+    assert_fails(
+        &["run", "phold", "--config", unknown.to_str().unwrap()],
+        "line 3: unknown key `bogus`",
+    );
+    let bad_value = temp_file("value.toml", "lps = \"many\"\n");
+    assert_fails(
+        &["run", "phold", "--config", bad_value.to_str().unwrap()],
+        "line 1",
+    );
+    let other_model = temp_file("other.toml", "model = \"sharks-nope\"\n");
+    assert_fails(
+        &["run", "phold", "--config", other_model.to_str().unwrap()],
+        "line 1",
+    );
+    assert_fails(
+        &["run", "phold", "--config", "/nonexistent/x.toml"],
+        "cannot read",
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_and_non_zero() {
+    assert_fails(&["run", "phold", "--lps", "0"], "lps");
+    assert_fails(&["run", "phold", "--mean", "-1"], "mean");
+    assert_fails(&["run", "phold", "--mean", "nan"], "mean");
+    assert_fails(&["run", "phold", "--remote", "1.5"], "remote");
+    assert_fails(&["run", "phold", "--lps", "-3"], "--lps");
+    assert_fails(&["run", "phold", "--bogus"], "--bogus");
+    assert_fails(&["run", "no-such-model"], "no-such-model");
+    assert_fails(&["run", "phold", "--queue", "splay"], "splay");
+    assert_fails(&["run", "phold", "--kernel", "quantum"], "quantum");
+    assert_fails(&["frobnicate"], "frobnicate");
+}
