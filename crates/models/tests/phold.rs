@@ -30,6 +30,24 @@ fn same_seed_same_trace_on_every_queue() {
 }
 
 #[test]
+fn queues_agree_on_long_runs() {
+    // Long enough for the ladder queue to build and tear down rungs many times.
+    let end = if cfg!(debug_assertions) { 50.0 } else { 400.0 };
+    for (lps, population) in [(1024, 1), (64, 16), (4096, 2)] {
+        let params = PholdParams {
+            lps,
+            population,
+            end,
+            ..PholdParams::default()
+        };
+        let heap = run(&params, 7, QueueKind::Heap);
+        let ladder = run(&params, 7, QueueKind::Ladder);
+        assert_eq!(heap.events_committed, ladder.events_committed, "{lps} LPs");
+        assert_eq!(heap.trace_hash, ladder.trace_hash, "{lps} LPs");
+    }
+}
+
+#[test]
 fn different_seeds_give_different_traces() {
     let params = small();
     let hashes: Vec<_> = (0..8)
