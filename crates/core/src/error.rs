@@ -53,7 +53,10 @@ pub enum SimError {
         n_lps: u32,
     },
     /// A chain of more than `u32::MAX` zero-delay events: the model never lets time advance.
-    #[error("{lp} at time {time}: zero-delay chain longer than {} events; time never advances", u32::MAX)]
+    #[error(
+        "{lp} at time {time}: zero-delay chain longer than {} events; time never advances",
+        u32::MAX
+    )]
     ZeroDelayChain {
         /// The LP that sent the event.
         lp: LpId,

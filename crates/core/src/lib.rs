@@ -67,9 +67,15 @@ mod time;
 
 pub use error::{RunError, SimError, TimeError};
 pub use kernel::{Kernel, RunConfig};
-pub use model::{
-    Committed, Ctx, Discard, EventHandle, LogicalProcess, OutputSink, SendError,
-};
+pub use model::{Committed, Ctx, Discard, EventHandle, LogicalProcess, OutputSink, SendError};
+
+/// What kernels outside this crate (the Time Warp kernels) need beyond the model API: the
+/// LP's kernel-side state and a [`Ctx`] that records effects instead of applying them.
+/// Models never need this module.
+pub mod kernel_api {
+    pub use crate::model::{Effect, LpMeta};
+    pub use crate::sequential::panic_message;
+}
 pub use pending::QueueKind;
 pub use report::{CostModel, CriticalPath, Report, StopReason, TraceHash};
 pub use rng::{LpRng, derive_seed};

@@ -54,7 +54,10 @@ use crate::time::{EventKey, LpId, Time};
 /// ```
 pub trait LogicalProcess: Clone + Send + 'static {
     /// The events this LP receives (and sends: all LPs of a model share one event type).
-    type Event: Clone + Send + 'static;
+    ///
+    /// `PartialEq` lets an optimistic kernel with lazy cancellation recognise that a
+    /// re-executed event sent exactly the message it sent before, and keep it.
+    type Event: Clone + PartialEq + Send + 'static;
     /// What the model reports through [`Ctx::emit`].
     type Output: Send + 'static;
 
@@ -135,13 +138,113 @@ pub struct SendError<E> {
     pub event: E,
 }
 
-/// Kernel-side state of one LP that rolls back with it: its random stream and send counter.
+/// Kernel-side state of one LP that must roll back with it: its random stream, its send
+/// counter and (for buffered kernels) the record of the events it cancelled or moved.
+///
+/// Kernels save it beside the model state and restore both together.
 #[derive(Clone, Debug)]
-pub(crate) struct LpMeta {
+pub struct LpMeta {
     pub(crate) rng: LpRng,
     pub(crate) next_seq: u64,
     /// Critical time of the LP's last event (critical-path analysis only).
     pub(crate) crit: f64,
+    pub(crate) retractions: RetractionLog,
+}
+
+impl LpMeta {
+    /// The state of LP `lp` at the start of a run with seed `seed`.
+    pub fn new(seed: u64, lp: LpId) -> LpMeta {
+        LpMeta {
+            rng: crate::rng::lp_rng(seed, lp.get()),
+            next_seq: 0,
+            crit: 0.0,
+            retractions: RetractionLog::default(),
+        }
+    }
+}
+
+/// What an LP has done to the events it sent (buffered kernels only): for each send counter
+/// value it cancelled or moved, the event's current key (or `None` once cancelled) and the
+/// largest key any copy of its handle can carry. This lets `cancel` and `reschedule` answer
+/// from the LP's own state, without asking the receiver — which an optimistic kernel cannot.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RetractionLog {
+    entries: Vec<Retraction>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Retraction {
+    seq: u64,
+    current: Option<EventKey>,
+    /// Largest key the event ever had: once the LP is past it, no handle copy can name a
+    /// pending event, and the entry can go.
+    max_key: EventKey,
+}
+
+impl RetractionLog {
+    /// The event's current key as far as this LP knows (`None`: cancelled).
+    fn current(&self, handle: &EventHandle) -> Option<EventKey> {
+        match self
+            .entries
+            .iter()
+            .rev()
+            .find(|entry| entry.seq == handle.key.seq)
+        {
+            Some(entry) => entry.current,
+            None => Some(handle.key),
+        }
+    }
+
+    fn record(&mut self, seq: u64, old: EventKey, new: Option<EventKey>, now: EventKey) {
+        // Forget entries no handle can still use, so the log (cloned with every state save)
+        // stays as small as the number of live moved or cancelled events.
+        if self.entries.len() >= 16 {
+            self.entries.retain(|entry| entry.max_key > now);
+        }
+        let max_key = new.map_or(old, |new| new.max(old));
+        match self.entries.iter_mut().find(|entry| entry.seq == seq) {
+            Some(entry) => {
+                entry.current = new;
+                entry.max_key = entry.max_key.max(max_key);
+            }
+            None => self.entries.push(Retraction {
+                seq,
+                current: new,
+                max_key,
+            }),
+        }
+    }
+}
+
+/// One thing a handler did to the event set, in the order it did it (buffered kernels).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Effect<E> {
+    /// A new event.
+    Send {
+        /// Its key.
+        key: EventKey,
+        /// Its destination.
+        dest: LpId,
+        /// The event.
+        event: E,
+    },
+    /// The pending event with key `key` at `dest` was cancelled.
+    Withdraw {
+        /// Destination of the event.
+        dest: LpId,
+        /// Its key before the cancel.
+        key: EventKey,
+    },
+    /// The pending event at `dest` with key `from` now has key `to` (same `src` and `seq`).
+    Move {
+        /// Destination of the event.
+        dest: LpId,
+        /// Its key before.
+        from: EventKey,
+        /// Its key after.
+        to: EventKey,
+    },
 }
 
 /// What an LP can see and do while it handles an event.
@@ -155,13 +258,25 @@ pub struct Ctx<'a, M: LogicalProcess> {
     pub(crate) key: EventKey,
     pub(crate) me: LpId,
     pub(crate) n_lps: u32,
-    /// Whether to record sent and rescheduled events in `sent` (critical-path analysis).
-    pub(crate) track_sends: bool,
-    pub(crate) sent: &'a mut Vec<Handle>,
     pub(crate) meta: &'a mut LpMeta,
-    pub(crate) queue: &'a mut PendingQueue<Pending<M::Event>>,
+    pub(crate) backend: Backend<'a, M::Event>,
     pub(crate) outputs: &'a mut Vec<M::Output>,
     pub(crate) error: &'a mut Option<SimError>,
+}
+
+/// Where a handler's sends, cancels and reschedules go. An enum rather than a trait object so
+/// that the sequential kernel's hot path (a push into its queue) is a predictable branch,
+/// not an indirect call.
+pub(crate) enum Backend<'a, E> {
+    /// The sequential kernel: straight into its pending set.
+    Direct {
+        queue: &'a mut PendingQueue<Pending<E>>,
+        /// Record sent and rescheduled events in `sent` (critical-path analysis).
+        track_sends: bool,
+        sent: &'a mut Vec<Handle>,
+    },
+    /// Other kernels: into a buffer the kernel processes after the handler.
+    Buffered(&'a mut Vec<Effect<E>>),
 }
 
 impl<M: LogicalProcess> std::fmt::Debug for Ctx<'_, M> {
@@ -170,6 +285,32 @@ impl<M: LogicalProcess> std::fmt::Debug for Ctx<'_, M> {
             .field("key", &self.key)
             .field("me", &self.me)
             .finish_non_exhaustive()
+    }
+}
+
+impl<'a, M: LogicalProcess> Ctx<'a, M> {
+    /// A context whose sends, cancels and reschedules are recorded in `effects`, for kernels
+    /// outside this crate (Time Warp). `lp` runs the handler; `key` is the event being handled
+    /// (for `init`, [`EventKey::init`]); `meta` is the LP's kernel-side state; `outputs`
+    /// receives emitted outputs and `error` the first error of the handler.
+    pub fn buffered(
+        lp: LpId,
+        key: EventKey,
+        n_lps: u32,
+        meta: &'a mut LpMeta,
+        effects: &'a mut Vec<Effect<M::Event>>,
+        outputs: &'a mut Vec<M::Output>,
+        error: &'a mut Option<SimError>,
+    ) -> Ctx<'a, M> {
+        Ctx {
+            key,
+            me: lp,
+            n_lps,
+            meta,
+            backend: Backend::Buffered(effects),
+            outputs,
+            error,
+        }
     }
 }
 
@@ -225,10 +366,10 @@ impl<M: LogicalProcess> Ctx<'_, M> {
             })?;
         // An event at the sender's own time must still come after the event that caused it.
         let age = if time == self.key.time {
-            self.key.age.checked_add(1).ok_or(SimError::ZeroDelayChain {
-                lp: self.me,
-                time,
-            })?
+            self.key
+                .age
+                .checked_add(1)
+                .ok_or(SimError::ZeroDelayChain { lp: self.me, time })?
         } else {
             0
         };
@@ -284,37 +425,61 @@ impl<M: LogicalProcess> Ctx<'_, M> {
             Err(error) => return Err(SendError { error, event }),
         };
         let key = EventKey::new(time, age, self.me, self.meta.next_seq);
-        let pending = Pending {
-            dest: to,
-            crit: 0.0,
-            event,
-        };
-        match self.queue.push(key, pending) {
-            Ok(handle) => {
-                self.meta.next_seq += 1;
-                if self.track_sends {
-                    self.sent.push(handle);
+        let locator = match &mut self.backend {
+            Backend::Direct {
+                queue,
+                track_sends,
+                sent,
+            } => {
+                let pending = Pending {
+                    dest: to,
+                    crit: 0.0,
+                    event,
+                };
+                match queue.push(key, pending) {
+                    Ok(handle) => {
+                        if *track_sends {
+                            sent.push(handle);
+                        }
+                        handle.into_raw()
+                    }
+                    Err(refused) => {
+                        return Err(SendError {
+                            error: SimError::QueueFull,
+                            event: refused.value.event,
+                        });
+                    }
                 }
-                Ok(EventHandle {
+            }
+            Backend::Buffered(effects) => {
+                effects.push(Effect::Send {
                     key,
                     dest: to,
-                    locator: handle.into_raw(),
-                })
+                    event,
+                });
+                u64::MAX
             }
-            Err(refused) => Err(SendError {
-                error: SimError::QueueFull,
-                event: refused.value.event,
-            }),
-        }
+        };
+        self.meta.next_seq += 1;
+        Ok(EventHandle {
+            key,
+            dest: to,
+            locator,
+        })
     }
 
-    /// The queue handle of a still-pending event this LP sent, if `handle` names one.
-    fn locate(&self, handle: &EventHandle) -> Option<Handle> {
-        if handle.key.src != self.me {
+    /// The queue handle of a still-pending event this LP sent, if `handle` names one
+    /// (sequential kernel).
+    fn locate(
+        queue: &PendingQueue<Pending<M::Event>>,
+        me: LpId,
+        handle: &EventHandle,
+    ) -> Option<Handle> {
+        if handle.key.src != me {
             return None;
         }
         let queue_handle = Handle::from_raw(handle.locator);
-        match self.queue.get(queue_handle) {
+        match queue.get(queue_handle) {
             Some((key, pending))
                 if key.src == handle.key.src
                     && key.seq == handle.key.seq
@@ -326,13 +491,45 @@ impl<M: LogicalProcess> Ctx<'_, M> {
         }
     }
 
+    /// The key a still-pending event this LP sent has now, from the LP's own record
+    /// (buffered kernels). An event is pending exactly when its key is after the current
+    /// event's and it was not cancelled: events run in key order on every kernel.
+    fn pending_key(&self, handle: &EventHandle) -> Option<EventKey> {
+        if handle.key.src != self.me || handle.dest.get() >= self.n_lps {
+            return None;
+        }
+        self.meta
+            .retractions
+            .current(handle)
+            .filter(|current| *current > self.key)
+    }
+
     /// Cancels an event this LP sent. Returns `true` if the event was still pending and will
     /// now never happen; `false` if it already happened, was already cancelled, or was sent by
     /// another LP (only the sender may cancel).
     pub fn cancel(&mut self, handle: EventHandle) -> bool {
-        match self.locate(&handle) {
-            Some(queue_handle) => self.queue.cancel(queue_handle).is_some(),
-            None => false,
+        let me = self.me;
+        match &mut self.backend {
+            Backend::Direct { queue, .. } => match Self::locate(queue, me, &handle) {
+                Some(queue_handle) => queue.cancel(queue_handle).is_some(),
+                None => false,
+            },
+            Backend::Buffered(_) => {
+                let Some(current) = self.pending_key(&handle) else {
+                    return false;
+                };
+                let now = self.key;
+                self.meta
+                    .retractions
+                    .record(handle.key.seq, handle.key.max(current), None, now);
+                if let Backend::Buffered(effects) = &mut self.backend {
+                    effects.push(Effect::Withdraw {
+                        dest: handle.dest,
+                        key: current,
+                    });
+                }
+                true
+            }
         }
     }
 
@@ -340,8 +537,17 @@ impl<M: LogicalProcess> Ctx<'_, M> {
     /// Returns `false` (and changes nothing) when the event is no longer pending or was sent by
     /// another LP; see [`Ctx::cancel`]. A bad delay stops the run, as in [`Ctx::send`].
     pub fn reschedule(&mut self, handle: &mut EventHandle, delay: f64) -> bool {
-        let Some(queue_handle) = self.locate(handle) else {
-            return false;
+        let current = match &self.backend {
+            Backend::Direct { queue, .. } => {
+                if Self::locate(queue, self.me, handle).is_none() {
+                    return false;
+                }
+                handle.key
+            }
+            Backend::Buffered(_) => match self.pending_key(handle) {
+                Some(current) => current,
+                None => return false,
+            },
         };
         let (time, age) = match self.key_after(delay) {
             Ok(time_age) => time_age,
@@ -351,16 +557,37 @@ impl<M: LogicalProcess> Ctx<'_, M> {
             }
         };
         let key = EventKey::new(time, age, handle.key.src, handle.key.seq);
-        match self.queue.reschedule(queue_handle, key) {
-            Ok(_) => {
-                handle.key = key;
-                if self.track_sends {
-                    self.sent.push(queue_handle);
+        let now = self.key;
+        match &mut self.backend {
+            Backend::Direct {
+                queue,
+                track_sends,
+                sent,
+            } => {
+                let queue_handle = Handle::from_raw(handle.locator);
+                if queue.reschedule(queue_handle, key).is_err() {
+                    return false;
                 }
-                true
+                if *track_sends {
+                    sent.push(queue_handle);
+                }
             }
-            Err(_) => false,
+            Backend::Buffered(effects) => {
+                effects.push(Effect::Move {
+                    dest: handle.dest,
+                    from: current,
+                    to: key,
+                });
+                self.meta.retractions.record(
+                    handle.key.seq,
+                    handle.key.max(current),
+                    Some(key),
+                    now,
+                );
+            }
         }
+        handle.key = key;
+        true
     }
 
     /// Reports `output`. It reaches the run's sink once this event is committed, in event-key
@@ -423,4 +650,3 @@ pub struct Discard;
 impl<O> OutputSink<O> for Discard {
     fn deliver(&mut self, _output: Committed<O>) {}
 }
-

@@ -90,7 +90,11 @@ impl<T> PendingQueue<T> {
     }
 
     #[inline]
-    pub(crate) fn push(&mut self, key: EventKey, value: T) -> Result<Handle, PushError<EventKey, T>> {
+    pub(crate) fn push(
+        &mut self,
+        key: EventKey,
+        value: T,
+    ) -> Result<Handle, PushError<EventKey, T>> {
         dispatch!(self, queue => queue.push(key, value))
     }
 

@@ -6,10 +6,9 @@ use std::time::Instant;
 
 use crate::error::{RunError, SimError};
 use crate::kernel::{Kernel, RunConfig};
-use crate::model::{Committed, Ctx, LogicalProcess, LpMeta, OutputSink};
+use crate::model::{Backend, Committed, Ctx, LogicalProcess, LpMeta, OutputSink};
 use crate::pending::{Pending, PendingQueue, QueueKind};
 use crate::report::{CostModel, CriticalPath, Report, StopReason, TraceHash};
-use crate::rng::lp_rng;
 use crate::time::{EventKey, LpId, Time};
 
 /// The sequential kernel: the reference every other kernel must match, and the baseline every
@@ -89,7 +88,8 @@ impl Sequential {
     }
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+/// The message of a caught panic (kernels report it with the LP id).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(message) = payload.downcast_ref::<&str>() {
         (*message).to_string()
     } else if let Some(message) = payload.downcast_ref::<String>() {
@@ -141,11 +141,7 @@ impl Kernel for Sequential {
             .enumerate()
             .map(|(index, model)| LpSlot {
                 model,
-                meta: LpMeta {
-                    rng: lp_rng(config.seed, index as u32),
-                    next_seq: 0,
-                    crit: 0.0,
-                },
+                meta: LpMeta::new(config.seed, LpId::new(index as u32)),
             })
             .collect();
         let mut queue: PendingQueue<Pending<M::Event>> = PendingQueue::new(self.queue);
@@ -167,10 +163,12 @@ impl Kernel for Sequential {
                 key,
                 me: lp,
                 n_lps,
-                track_sends: false,
-                sent: &mut sent,
                 meta: &mut slot.meta,
-                queue: &mut queue,
+                backend: Backend::Direct {
+                    queue: &mut queue,
+                    track_sends: false,
+                    sent: &mut sent,
+                },
                 outputs: &mut outputs,
                 error: &mut error,
             };
@@ -219,10 +217,12 @@ impl Kernel for Sequential {
                 key,
                 me: dest,
                 n_lps,
-                track_sends: critical.is_some(),
-                sent: &mut sent,
                 meta: &mut slot.meta,
-                queue: &mut queue,
+                backend: Backend::Direct {
+                    queue: &mut queue,
+                    track_sends: critical.is_some(),
+                    sent: &mut sent,
+                },
                 outputs: &mut outputs,
                 error: &mut error,
             };

@@ -230,7 +230,16 @@ mod tests {
 
     #[test]
     fn time_order_matches_f64_order() {
-        let values = [0.0, 1e-300, 0.5, 1.0, 1.0 + f64::EPSILON, 3.0, 1e300, f64::MAX];
+        let values = [
+            0.0,
+            1e-300,
+            0.5,
+            1.0,
+            1.0 + f64::EPSILON,
+            3.0,
+            1e300,
+            f64::MAX,
+        ];
         for a in values {
             for b in values {
                 let (ta, tb) = (Time::new(a).unwrap(), Time::new(b).unwrap());

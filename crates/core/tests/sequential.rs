@@ -311,7 +311,11 @@ fn end_time_is_exclusive_and_event_limit_stops_early() {
         to: 0,
         panic_at: None,
     };
-    let (report, _) = run(QueueKind::Ladder, RunConfig::new(1).end_time(5.0), vec![lp.clone()]);
+    let (report, _) = run(
+        QueueKind::Ladder,
+        RunConfig::new(1).end_time(5.0),
+        vec![lp.clone()],
+    );
     assert_eq!(report.events_committed, 4); // times 1, 2, 3, 4
     assert_eq!(report.stop_reason, StopReason::EndTime);
     assert_eq!(report.end_time, 5.0);
@@ -351,12 +355,22 @@ fn critical_path_matches_closed_forms() {
     let config = RunConfig::new(1)
         .end_time(100.5)
         .critical_path(CostModel::Unit);
-    let (serial, _) = run(QueueKind::Heap, config.clone(), vec![Ring { self_loop: false }; 8]);
+    let (serial, _) = run(
+        QueueKind::Heap,
+        config.clone(),
+        vec![Ring { self_loop: false }; 8],
+    );
     let cp = serial.critical_path.unwrap();
-    assert_eq!((cp.total_cost, cp.length, cp.parallelism), (100.0, 100.0, 1.0));
+    assert_eq!(
+        (cp.total_cost, cp.length, cp.parallelism),
+        (100.0, 100.0, 1.0)
+    );
     let (parallel, _) = run(QueueKind::Heap, config, vec![Ring { self_loop: true }; 8]);
     let cp = parallel.critical_path.unwrap();
-    assert_eq!((cp.total_cost, cp.length, cp.parallelism), (800.0, 100.0, 8.0));
+    assert_eq!(
+        (cp.total_cost, cp.length, cp.parallelism),
+        (800.0, 100.0, 8.0)
+    );
 }
 
 /// Random sends, cancels and reschedules; used to check that every queue commits the same
@@ -379,19 +393,24 @@ impl LogicalProcess for Chaos {
     fn on_event(&mut self, _: u8, ctx: &mut Ctx<Self>) {
         let n = ctx.n_lps();
         let roll: f64 = ctx.rng().random();
+        let mut sends = 1;
         if roll < 0.2 && !self.pending.is_empty() {
             let index = ctx.rng().random_range(0..self.pending.len());
             let handle = self.pending.swap_remove(index);
             let cancelled = ctx.cancel(handle);
             ctx.emit((cancelled, handle.key().seq));
+            if cancelled {
+                // Replace the cancelled event, so the population stays constant.
+                sends = 2;
+            }
         } else if roll < 0.4 && !self.pending.is_empty() {
             let index = ctx.rng().random_range(0..self.pending.len());
             let delay = ctx.rng().random::<f64>() * 2.0;
             let moved = ctx.reschedule(&mut self.pending[index], delay);
             ctx.emit((moved, self.pending[index].key().seq));
         }
-        // Keep the population alive: two sends per event, one of them at zero delay sometimes.
-        for _ in 0..2 {
+        // One send per event (two after a cancel), sometimes at zero delay.
+        for _ in 0..sends {
             let to = LpId::new(ctx.rng().random_range(0..n));
             let delay = if ctx.rng().random::<f64>() < 0.1 {
                 0.0
@@ -409,7 +428,7 @@ impl LogicalProcess for Chaos {
 #[test]
 fn every_queue_commits_the_same_events() {
     for seed in 0..20 {
-        let config = RunConfig::new(seed).end_time(6.0).max_events(20_000);
+        let config = RunConfig::new(seed).end_time(30.0).max_events(20_000);
         let (heap, heap_out) = run(QueueKind::Heap, config.clone(), vec![Chaos::default(); 16]);
         let (ladder, ladder_out) = run(QueueKind::Ladder, config, vec![Chaos::default(); 16]);
         assert!(heap.events_committed > 100, "seed {seed}: too few events");
@@ -422,8 +441,112 @@ fn every_queue_commits_the_same_events() {
     }
     let config = RunConfig::new(1).end_time(6.0).max_events(20_000);
     let (a, _) = run(QueueKind::Heap, config.clone(), vec![Chaos::default(); 16]);
-    let (b, _) = run(QueueKind::Heap, RunConfig::new(2).end_time(6.0).max_events(20_000), vec![Chaos::default(); 16]);
+    let (b, _) = run(
+        QueueKind::Heap,
+        RunConfig::new(2).end_time(6.0).max_events(20_000),
+        vec![Chaos::default(); 16],
+    );
     let (c, _) = run(QueueKind::Heap, config, vec![Chaos::default(); 16]);
     assert_ne!(a.trace_hash, b.trace_hash);
     assert_eq!(a.trace_hash, c.trace_hash);
+}
+
+/// An independent reference kernel: a `BTreeMap` of pending events and `Ctx::buffered`,
+/// applying each handler's effects after it returns — the way optimistic kernels see a
+/// handler. It must commit exactly what the sequential kernel commits.
+fn reference_run<M: LogicalProcess>(
+    lps: Vec<M>,
+    seed: u64,
+    end: f64,
+) -> (warpsim_core::TraceHash, Vec<Committed<M::Output>>) {
+    use std::collections::BTreeMap;
+    use warpsim_core::kernel_api::{Effect, LpMeta};
+    use warpsim_core::{Ctx, EventKey, TraceHash};
+
+    let n_lps = lps.len() as u32;
+    let mut states: Vec<(M, LpMeta)> = lps
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| (m, LpMeta::new(seed, LpId::new(i as u32))))
+        .collect();
+    let mut pending: BTreeMap<EventKey, (LpId, M::Event)> = BTreeMap::new();
+    let mut outputs = Vec::new();
+    let mut trace = TraceHash::default();
+    let mut effects = Vec::new();
+    let mut emitted = Vec::new();
+    let mut error = None;
+    let apply = |effects: &mut Vec<Effect<M::Event>>,
+                 pending: &mut BTreeMap<EventKey, (LpId, M::Event)>| {
+        for effect in effects.drain(..) {
+            match effect {
+                Effect::Send { key, dest, event } => {
+                    assert!(pending.insert(key, (dest, event)).is_none());
+                }
+                Effect::Withdraw { dest, key } => {
+                    let (to, _) = pending.remove(&key).expect("withdrawn event is pending");
+                    assert_eq!(to, dest);
+                }
+                Effect::Move { dest, from, to } => {
+                    let (at, event) = pending.remove(&from).expect("moved event is pending");
+                    assert_eq!(at, dest);
+                    assert!(pending.insert(to, (dest, event)).is_none());
+                }
+                _ => unreachable!(),
+            }
+        }
+    };
+    for (i, (model, meta)) in states.iter_mut().enumerate() {
+        let lp = LpId::new(i as u32);
+        let key = EventKey::init(lp);
+        let mut ctx =
+            Ctx::<M>::buffered(lp, key, n_lps, meta, &mut effects, &mut emitted, &mut error);
+        model.init(&mut ctx);
+        for output in emitted.drain(..) {
+            outputs.push(Committed { key, lp, output });
+        }
+        apply(&mut effects, &mut pending);
+    }
+    while let Some((key, (dest, event))) = pending.pop_first() {
+        if key.time.as_f64() >= end {
+            break;
+        }
+        let (model, meta) = &mut states[dest.index()];
+        let mut ctx = Ctx::<M>::buffered(
+            dest,
+            key,
+            n_lps,
+            meta,
+            &mut effects,
+            &mut emitted,
+            &mut error,
+        );
+        model.on_event(event, &mut ctx);
+        assert!(error.is_none());
+        trace.add(&key, dest);
+        for output in emitted.drain(..) {
+            outputs.push(Committed {
+                key,
+                lp: dest,
+                output,
+            });
+        }
+        apply(&mut effects, &mut pending);
+    }
+    (trace, outputs)
+}
+
+#[test]
+fn buffered_reference_kernel_commits_what_the_sequential_kernel_commits() {
+    for seed in 0..30 {
+        let end = 20.0;
+        let config = RunConfig::new(seed).end_time(end);
+        let (report, outputs) = run(QueueKind::Ladder, config, vec![Chaos::default(); 12]);
+        let (trace, reference) = reference_run(vec![Chaos::default(); 12], seed, end);
+        assert_eq!(report.trace_hash, trace, "seed {seed}");
+        assert_eq!(outputs, reference, "seed {seed}");
+    }
+    let lps = vec![Canceller::default(), Canceller::default()];
+    let (_, outputs) = run(QueueKind::Heap, RunConfig::new(1), lps.clone());
+    let (_, reference) = reference_run(lps, 1, f64::INFINITY);
+    assert_eq!(outputs, reference);
 }
