@@ -19,6 +19,10 @@ pub(crate) enum Command {
     Run(RunCmd),
     /// List the models and their parameters with defaults.
     Models,
+    /// Run a model over a grid of parameters (--set KEY=a..b), with replications per point.
+    Sweep(crate::analysis::sweep::SweepCmd),
+    /// Find the smallest number of feeders that meets a deadline (pets).
+    Plan(crate::analysis::plan::PlanCmd),
 }
 
 #[derive(Debug, Args)]
@@ -32,6 +36,12 @@ pub(crate) struct RunCmd {
 pub(crate) enum ModelCmd {
     /// PHOLD, the standard parallel-simulation benchmark (as ROSS defines it).
     Phold(crate::scenarios::phold::PholdArgs),
+    /// Feeding pets: N pets, K feeders that break; step, jump or events style.
+    Pets(crate::scenarios::pets::PetsArgs),
+    /// M/M/c queue (Poisson arrivals, exponential service), checked against Erlang C.
+    Mmc(crate::scenarios::mmc::MmcArgs),
+    /// Sharks World: sectors as LPs, checked against a brute-force oracle (the paper's benchmark).
+    Sharks(crate::scenarios::sharks::SharksArgs),
 }
 
 /// The command line with the settings every subcommand shares: a later flag overrides an
@@ -117,6 +127,10 @@ pub(crate) struct CommonArgs {
     /// Print exactly one JSON object on stdout instead of the readable report.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Run R independent replications (seeds derived from --seed) in parallel and report the
+    /// mean, std dev, 95% CI, min and max of every metric.
+    #[arg(long, value_name = "R")]
+    pub(crate) replications: Option<u32>,
     /// Read parameters from a TOML file (keys are the flag names; flags override the file).
     #[arg(long, value_name = "FILE.toml")]
     pub(crate) config: Option<PathBuf>,

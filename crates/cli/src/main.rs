@@ -6,6 +6,7 @@
 
 #![forbid(unsafe_code)]
 
+mod analysis;
 mod cli;
 mod config;
 mod listing;
@@ -71,6 +72,8 @@ fn real_main() -> anyhow::Result<()> {
     };
     match cli.command {
         Command::Run(run) => run::run(run),
+        Command::Sweep(sweep) => analysis::sweep::run(sweep),
+        Command::Plan(plan) => analysis::plan::run(plan),
         Command::Models => {
             print!("{}", listing::listing());
             Ok(())

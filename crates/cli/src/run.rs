@@ -11,8 +11,16 @@ use crate::cli::{CommonArgs, KernelKind, ModelCmd, RunCmd};
 use crate::progress::Progress;
 
 pub(crate) fn run(command: RunCmd) -> Result<()> {
-    match command.model {
-        ModelCmd::Phold(args) => execute(&args),
+    execute(scenario_of(&command.model))
+}
+
+/// The scenario behind a parsed model command (sweeps and plans re-parse flags into these).
+pub(crate) fn scenario_of(model: &ModelCmd) -> &dyn Scenario {
+    match model {
+        ModelCmd::Phold(args) => args,
+        ModelCmd::Pets(args) => args,
+        ModelCmd::Mmc(args) => args,
+        ModelCmd::Sharks(args) => args,
     }
 }
 
@@ -114,6 +122,14 @@ where
     result
 }
 
+/// The process's peak resident memory in bytes (Linux `VmHWM`), if the platform tells.
+pub(crate) fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// The JSON object of one run: `model`, the report's fields, the model's metrics, `params`,
 /// and `error` when the run failed.
 pub(crate) fn outcome_json(scenario: &dyn Scenario, outcome: &Outcome) -> Result<Value> {
@@ -123,6 +139,7 @@ pub(crate) fn outcome_json(scenario: &dyn Scenario, outcome: &Outcome) -> Result
         object.extend(fields);
     }
     object.extend(outcome.metrics.clone());
+    object.insert("peak_rss_bytes".into(), Value::from(peak_rss_bytes()));
     object.insert("params".into(), scenario.params());
     if let Some(error) = &outcome.error {
         object.insert("error".into(), Value::from(error.to_string()));
@@ -136,12 +153,18 @@ pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
     scenario
         .validate()
         .map_err(|error| anyhow!("{}: {error:#}", scenario.name()))?;
+    if let Some(replications) = scenario.common().replications {
+        return crate::analysis::replications::execute(scenario, replications);
+    }
     let outcome = scenario.run_once(seed_of(scenario), true)?;
     if scenario.common().json {
         println!("{}", outcome_json(scenario, &outcome)?);
     } else {
         println!("{}", scenario.title());
         println!("{}", outcome.report);
+        if let Some(bytes) = peak_rss_bytes() {
+            println!("peak memory       {:.1} MiB (process RSS)", bytes as f64 / 1048576.0);
+        }
         if !outcome.text.is_empty() {
             print!("{}", outcome.text);
         }

@@ -3,13 +3,21 @@
 //!
 //! - [`phold`]: PHOLD, the standard benchmark of parallel discrete-event simulation, defined
 //!   as ROSS defines it so that figures compare.
+//! - [`pets`]: feeding pets with feeders that break, in the three styles of the seed article
+//!   (fixed steps, time jumps, events), the events style as a warpsim model.
+//! - [`mmc`]: the M/M/c queue with its Erlang C answer, to validate the statistics.
+//! - [`sharks`]: Sharks World, the paper's Time Warp benchmark: sectors as the only LPs,
+//!   boundary crossings as the only events, checked against a brute-force oracle.
 //!
 //! Every model has a parameter struct with the defaults of its scenario, a `validate` that
 //! turns bad input into a [`ParamError`], and a `build` that makes the LPs.
 
 #![forbid(unsafe_code)]
 
+pub mod mmc;
+pub mod pets;
 pub mod phold;
+pub mod sharks;
 
 /// A model parameter that was refused. The message names the parameter and the rule.
 ///

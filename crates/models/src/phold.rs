@@ -14,7 +14,7 @@
 //! lookahead 0.1 and mean 1.0. The expected number of committed events is
 //! `lps × population × end / mean`.
 //!
-//! `work` adds deterministic busy work to each event (see [`busy_work`](crate::busy_work)),
+//! `work` adds deterministic busy work to each event (see [`crate::busy_work`]),
 //! the usual way PHOLD studies vary event granularity.
 //!
 //! ```

@@ -266,7 +266,9 @@ impl<K: Key, V> PendingSet<K, V> for FifoQueue<K, V> {
     }
 
     fn reschedule(&mut self, handle: Handle, new_key: K) -> Result<K, RescheduleError> {
-        let index = self.live_index(handle).ok_or(RescheduleError::StaleHandle)?;
+        let index = self
+            .live_index(handle)
+            .ok_or(RescheduleError::StaleHandle)?;
         self.check_monotone(&new_key)
             .map_err(RescheduleError::KeyRejected)?;
         let cell = &mut self.ring[index];

@@ -2,12 +2,15 @@
 
 use std::fmt;
 
-use crate::{Handle, NONE, check_key, Key, PendingSet, PushError, PushErrorKind, RescheduleError};
+use crate::{Handle, Key, NONE, PendingSet, PushError, PushErrorKind, RescheduleError, check_key};
 
 /// Arity of the heap. Four children per node halves the depth of a binary heap and keeps the
 /// children of one node in one or two cache lines; measured against 2 and 8 in
 /// `benches/benches/queue_hold.rs` (see `BENCHMARKS.md`).
 const ARITY: usize = 4;
+
+// `sift_down` picks the smallest of four children with a hand-written tournament.
+const _: () = assert!(ARITY == 4);
 
 /// A pending-event set kept as an indexed d-ary min-heap, with cancel and reschedule by handle.
 ///
@@ -161,13 +164,27 @@ impl<K: Key, V> IndexedHeap<K, V> {
             if first >= len {
                 break;
             }
-            let last = (first + ARITY).min(len);
-            let mut best = first;
-            for child in first + 1..last {
-                if self.heap[child].0 < self.heap[best].0 {
-                    best = child;
+            let best = if first + ARITY <= len {
+                // A full node: a two-round tournament whose selects compile to conditional
+                // moves. Which child is smallest is unpredictable, so branches here would
+                // mispredict about once per level.
+                let h = &self.heap[first..first + ARITY];
+                let a = first + usize::from(h[1].0 < h[0].0);
+                let b = first + 2 + usize::from(h[3].0 < h[2].0);
+                if self.heap[b].0 < self.heap[a].0 {
+                    b
+                } else {
+                    a
                 }
-            }
+            } else {
+                let mut best = first;
+                for child in first + 1..len {
+                    if self.heap[child].0 < self.heap[best].0 {
+                        best = child;
+                    }
+                }
+                best
+            };
             if self.heap[best].0 >= moving.0 {
                 break;
             }

@@ -1,28 +1,677 @@
-//! The ladder queue (temporary stand-in while being written).
+//! The ladder queue.
 
-use crate::{Handle, IndexedHeap, Key, PendingSet, PushError, RescheduleError};
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use std::fmt;
 
-/// Ladder queue (stand-in).
-pub struct LadderQueue<K, V>(IndexedHeap<K, V>);
+use crate::{Handle, Key, NONE, PendingSet, PushError, PushErrorKind, RescheduleError, check_key};
 
-impl<K: Key, V> LadderQueue<K, V> {
-    /// New.
-    pub fn new() -> Self {
-        LadderQueue(IndexedHeap::new())
+/// A bucket holding more than this many entries is split into a new rung rather than sorted
+/// into Bottom (the paper's `THRES`).
+const THRES: usize = 50;
+
+/// Most rungs the ladder grows to; a bucket that would need one more is sorted into Bottom
+/// as it is (the paper's cap of 8).
+const MAX_RUNGS: usize = 8;
+
+/// Entries per bucket aimed for when Top is spread over the first rung.
+const TOP_FILL: usize = 4;
+
+/// Entries per bucket aimed for when a crowded bucket (or Bottom) is spread over a new rung.
+const CHILD_FILL: usize = 4;
+
+/// Up to this length an insertion into the middle of Bottom just shifts entries; a longer
+/// Bottom is first turned into a new rung (or, if that cannot help, the entry goes to the
+/// spill heap), so a degenerate Bottom never costs O(n) per insertion.
+const BOTTOM_SHIFT_MAX: usize = 256;
+
+/// Stale entries are purged in one pass once they outnumber live entries by this much; this
+/// bounds memory when entries are cancelled or rescheduled faster than time advances.
+const PURGE_SLACK: usize = 1024;
+
+/// A pending-event set with amortised O(1) operations: the ladder queue of Tang, Goh and
+/// Thng, with cancel and reschedule by handle.
+///
+/// Bucketing uses [`Key::priority`]; the final order is [`Ord`], so keys with equal priority
+/// still pop in key order.
+///
+/// It is the default pending-event set of the sequential kernel: for large sets it is much
+/// faster than a heap, because it sorts only the few entries that are about to be popped.
+///
+/// ```
+/// use warpsim_queue::{LadderQueue, PendingSet};
+///
+/// let mut queue = LadderQueue::new();
+/// for t in [5.0, 1.5, 3.25, 1.5, 9.0] {
+///     queue.push((t as u64, (t * 4.0) as u32), t).unwrap();
+/// }
+/// let feeder = queue.push((2, 0), 2.0).unwrap();
+/// queue.cancel(feeder);
+/// let times: Vec<f64> = std::iter::from_fn(|| queue.pop().map(|(_, t)| t)).collect();
+/// assert_eq!(times, [1.5, 1.5, 3.25, 5.0, 9.0]);
+/// ```
+///
+/// # Implementation
+///
+/// W. T. Tang, R. S. M. Goh and I. L.-J. Thng, "Ladder queue: An O(1) priority queue
+/// structure for large-scale discrete event simulation", *ACM TOMACS* 15(3), 2005. Entries
+/// live in one of three tiers, each holding keys later than the tier below:
+///
+/// - **Top**: an unsorted `Vec` of the entries whose [`Key::priority`] is above `TopStart`
+///   (the largest priority of the previous Top), with its minimum and maximum priority.
+/// - **Ladder**: up to 8 *rungs* of buckets. When the rest is exhausted, Top is spread over
+///   a first rung (about 4 entries per bucket) in one pass. Buckets are emptied in order; a
+///   bucket with more than `THRES = 50` entries is spread over a new, finer rung, one with
+///   fewer is sorted into Bottom.
+/// - **Bottom**: a short sorted `Vec` (descending, so entries pop from its end). A bucket
+///   becomes Bottom by trading `Vec`s with it and sorting in place; nothing is copied.
+///
+/// A new entry goes to Top if its priority is above `TopStart`, else to the first rung (from
+/// the coarsest) whose current bucket it does not precede, else into Bottom. Bucket indices
+/// are computed by one monotone function per rung (`⌊(p − start) / width⌋`, clamped to the
+/// rung), and the routing above only compares such indices, so floating-point rounding can
+/// move an entry to a neighbouring bucket but never out of order: keys with equal priority
+/// always land in the same bucket, where they are sorted by [`Ord`].
+///
+/// Each entry is touched O(1) times on average (once per tier, plus once per rung it passes
+/// through; the rung count is bounded), so `push` and `pop` are amortised O(1) for the
+/// distributions the paper studies; the worst case is a sort, O(n log n) once per sweep.
+///
+/// | operation | cost |
+/// |---|---|
+/// | `push`, `pop`, `peek` | amortised O(1) |
+/// | `cancel`, `reschedule`, `get` | O(1) (amortised, see below) |
+///
+/// **Handles.** Values live in a slab; the tiers hold small `(key, slot, stamp)` entries. A
+/// slot's *stamp* changes whenever its entry is cancelled, popped or rescheduled, so
+/// [`cancel`](PendingSet::cancel) just frees the slot, and
+/// [`reschedule`](PendingSet::reschedule) re-stamps it and inserts a new entry: the old
+/// entries become stale and are dropped when they reach Bottom, or all at once when stale
+/// entries outnumber live ones (an O(n) purge, amortised O(1)). [`len`](PendingSet::len)
+/// counts live entries only. Handles carry a 32-bit generation, as for the
+/// [`IndexedHeap`](crate::IndexedHeap).
+///
+/// **Degenerate inputs.** Entries whose priorities cannot be spread over buckets (all equal,
+/// or too close together for an `f64` bucket width) are sorted instead of bucketed; when
+/// the rung cap is reached a crowded bucket is sorted into Bottom. A long Bottom that would
+/// need an insertion in its middle is turned into a new rung, or, when that cannot split it,
+/// the entry goes into a binary heap beside Bottom, so no insertion shifts more than a few
+/// hundred entries: the worst case degrades to O(log n), not O(n).
+///
+/// **Tie-break:** entries with equal keys pop in an unspecified order that depends only on
+/// the sequence of operations.
+///
+/// Steady-state operation allocates nothing: buckets, rungs and the slab keep their
+/// capacity and are reused.
+pub struct LadderQueue<K, V> {
+    /// Value slab, indexed by [`Handle::slot`].
+    slots: Vec<Slot<K, V>>,
+    /// Head of the free list through [`Slot::next_free`].
+    free_head: u32,
+    /// Live entries (what `len` reports).
+    live: usize,
+    /// Entries held in all tiers, live and stale.
+    stored: usize,
+
+    /// Top: unsorted entries with priority above `top_start`.
+    top: Vec<Entry<K>>,
+    /// Smallest and largest priority pushed to Top since it was last emptied.
+    top_min: f64,
+    top_max: f64,
+    /// Entries with priority above this go to Top (the paper's `TopStart`).
+    top_start: f64,
+
+    /// The rungs.
+    ladder: Ladder<K>,
+
+    /// Bottom, sorted *descending* by key so the next entry to pop is at the end.
+    bottom: Vec<Entry<K>>,
+    /// Bottom-tier entries that would have needed an insertion into the middle of a long
+    /// Bottom (a min-heap by key). Usually empty.
+    spill: BinaryHeap<Reverse<ByKey<K>>>,
+
+    /// Reused buffer for moving a tier's entries into a new rung.
+    scratch: Vec<Entry<K>>,
+}
+
+/// One slab slot.
+struct Slot<K, V> {
+    /// Bumped when the entry is popped or cancelled; checked against handles.
+    generation: u32,
+    /// Bumped whenever an entry stored in the tiers stops representing this slot (pop,
+    /// cancel, reschedule); an entry is live only while its stamp matches.
+    stamp: u32,
+    /// Next vacant slot while this one is vacant.
+    next_free: u32,
+    /// Key and value while occupied.
+    data: Option<(K, V)>,
+}
+
+/// What the tiers store: a key plus the slot it belongs to.
+#[derive(Clone, Copy)]
+struct Entry<K> {
+    key: K,
+    slot: u32,
+    stamp: u32,
+}
+
+/// The rungs, coarsest first.
+struct Ladder<K> {
+    /// Rung storage; `rungs[..n_rungs]` are in use, the rest keep their buckets for reuse.
+    rungs: Vec<Rung<K>>,
+    n_rungs: usize,
+}
+
+impl<K: Key> Ladder<K> {
+    /// Adds a rung of `n` buckets below the others and spreads `entries` over it.
+    fn push_rung(
+        &mut self,
+        (start, inv_width): (f64, f64),
+        n: usize,
+        entries: impl Iterator<Item = Entry<K>>,
+    ) {
+        if self.rungs.len() == self.n_rungs {
+            self.rungs.push(Rung {
+                start: 0.0,
+                inv_width: 0.0,
+                n_buckets: 1,
+                cur: 0,
+                buckets: Vec::new(),
+            });
+        }
+        let rung = &mut self.rungs[self.n_rungs];
+        self.n_rungs += 1;
+        rung.start = start;
+        rung.inv_width = inv_width;
+        rung.n_buckets = n;
+        rung.cur = 0;
+        if rung.buckets.len() < n {
+            rung.buckets.resize_with(n, Vec::new);
+        }
+        for entry in entries {
+            let bucket = rung.bucket_of(entry.key.priority());
+            rung.buckets[bucket].push(entry);
+        }
+    }
+
+    fn active(&mut self) -> &mut [Rung<K>] {
+        &mut self.rungs[..self.n_rungs]
     }
 }
+
+/// One rung: `n_buckets` buckets of equal width starting at `start`.
+struct Rung<K> {
+    start: f64,
+    /// Reciprocal of the bucket width (multiplying is cheaper than dividing).
+    inv_width: f64,
+    n_buckets: usize,
+    /// First bucket not yet emptied (the paper's `RCur`, as an index).
+    cur: usize,
+    /// `buckets[..n_buckets]` are in use; the rest are empty and kept for reuse.
+    buckets: Vec<Vec<Entry<K>>>,
+}
+
+impl<K> Rung<K> {
+    /// The bucket for priority `p`. Monotone in `p` (the float-to-int cast saturates:
+    /// priorities below `start` map to 0, overflow to the last bucket).
+    #[inline]
+    fn bucket_of(&self, p: f64) -> usize {
+        (((p - self.start) * self.inv_width) as usize).min(self.n_buckets - 1)
+    }
+}
+
+/// An entry ordered by its key only, for the spill heap.
+struct ByKey<K>(Entry<K>);
+
+impl<K: Ord> PartialEq for ByKey<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.key == other.0.key
+    }
+}
+impl<K: Ord> Eq for ByKey<K> {}
+impl<K: Ord> PartialOrd for ByKey<K> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<K: Ord> Ord for ByKey<K> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.key.cmp(&other.0.key)
+    }
+}
+
+/// Whether a stored entry still represents its slot's pending entry. The stamp alone decides
+/// in practice; comparing the key as well makes a 32-bit stamp wrap-around harmless (a stale
+/// entry that matched both would sit exactly where the live entry belongs).
+#[inline]
+fn is_current<K: Key, V>(slots: &[Slot<K, V>], entry: &Entry<K>) -> bool {
+    let slot = &slots[entry.slot as usize];
+    slot.stamp == entry.stamp && slot.data.as_ref().is_some_and(|(key, _)| *key == entry.key)
+}
+
+/// Bucket geometry for `n_buckets` buckets over `[min, max]`: `(start, 1 / width)`, or `None`
+/// when the spread cannot be divided (zero, or too small for `f64`).
+fn geometry(min: f64, max: f64, n_buckets: usize) -> Option<(f64, f64)> {
+    let n = n_buckets as f64;
+    let mut width = (max - min) / n;
+    if !width.is_finite() {
+        // `max - min` overflowed; this form cannot.
+        width = max / n - min / n;
+    }
+    let inv_width = 1.0 / width;
+    (width > 0.0 && inv_width.is_finite()).then_some((min, inv_width))
+}
+
+impl<K: Key, V> LadderQueue<K, V> {
+    /// Creates an empty ladder queue.
+    ///
+    /// ```
+    /// use warpsim_queue::{LadderQueue, PendingSet};
+    /// let queue: LadderQueue<u64, ()> = LadderQueue::new();
+    /// assert!(queue.is_empty());
+    /// ```
+    pub fn new() -> Self {
+        Self::with_capacity(0)
+    }
+
+    /// Creates an empty ladder queue with room for `capacity` entries in its slab and Top
+    /// before they reallocate.
+    ///
+    /// ```
+    /// use warpsim_queue::{LadderQueue, PendingSet};
+    /// let mut queue = LadderQueue::with_capacity(1 << 16);
+    /// queue.push(3u64, "x").unwrap();
+    /// assert_eq!(queue.len(), 1);
+    /// ```
+    pub fn with_capacity(capacity: usize) -> Self {
+        LadderQueue {
+            slots: Vec::with_capacity(capacity),
+            free_head: NONE,
+            live: 0,
+            stored: 0,
+            top: Vec::with_capacity(capacity),
+            top_min: f64::INFINITY,
+            top_max: f64::NEG_INFINITY,
+            top_start: f64::NEG_INFINITY,
+            ladder: Ladder {
+                rungs: Vec::new(),
+                n_rungs: 0,
+            },
+            bottom: Vec::new(),
+            spill: BinaryHeap::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Slot index of a live handle.
+    #[inline]
+    fn live_slot(&self, handle: Handle) -> Option<usize> {
+        let slot = self.slots.get(handle.slot as usize)?;
+        (slot.generation == handle.generation && slot.data.is_some())
+            .then_some(handle.slot as usize)
+    }
+
+    /// Vacates `slot` (its data must already be taken), invalidating handles and entries.
+    #[inline]
+    fn release(&mut self, slot: usize) {
+        let entry = &mut self.slots[slot];
+        entry.generation = entry.generation.wrapping_add(1);
+        entry.stamp = entry.stamp.wrapping_add(1);
+        entry.next_free = self.free_head;
+        self.free_head = slot as u32;
+        self.live -= 1;
+    }
+
+    /// Puts an entry into the tier its priority `p` belongs to.
+    #[inline]
+    fn insert(&mut self, entry: Entry<K>, p: f64) {
+        self.stored += 1;
+        if p > self.top_start {
+            self.top.push(entry);
+            self.top_min = self.top_min.min(p);
+            self.top_max = self.top_max.max(p);
+            return;
+        }
+        for rung in self.ladder.active() {
+            let bucket = rung.bucket_of(p);
+            if bucket >= rung.cur {
+                rung.buckets[bucket].push(entry);
+                return;
+            }
+        }
+        self.insert_bottom(entry, p);
+    }
+
+    /// Inserts into Bottom (or the spill heap beside it), keeping Bottom sorted.
+    fn insert_bottom(&mut self, entry: Entry<K>, p: f64) {
+        let len = self.bottom.len();
+        // Bottom is descending: the new entry goes after every larger key and, among equal
+        // keys, after them too (it pops first; any order of equal keys is allowed).
+        let pos = self.bottom.partition_point(|e| e.key > entry.key);
+        if pos == len {
+            self.bottom.push(entry);
+        } else if len - pos <= BOTTOM_SHIFT_MAX {
+            self.bottom.insert(pos, entry);
+        } else if self.ladder.n_rungs < MAX_RUNGS && self.bottom_to_rung() {
+            // Bottom is now a rung that starts at its current bucket: the entry lands in it.
+            self.stored -= 1;
+            self.insert(entry, p);
+        } else {
+            self.spill.push(Reverse(ByKey(entry)));
+        }
+    }
+
+    /// Turns Bottom and the spill heap into a new, finest rung. Returns `false` (changing
+    /// nothing) when their priorities cannot be spread over buckets.
+    fn bottom_to_rung(&mut self) -> bool {
+        let (Some(largest), Some(smallest)) = (self.bottom.first(), self.bottom.last()) else {
+            return false;
+        };
+        let (mut min, mut max) = (smallest.key.priority(), largest.key.priority());
+        for Reverse(ByKey(e)) in &self.spill {
+            let p = e.key.priority();
+            min = min.min(p);
+            max = max.max(p);
+        }
+        let n = (self.bottom.len() + self.spill.len()).div_ceil(CHILD_FILL);
+        let Some(geometry) = geometry(min, max, n) else {
+            return false;
+        };
+        let entries = self.bottom.drain(..);
+        let spilled = self.spill.drain().map(|Reverse(ByKey(e))| e);
+        self.ladder.push_rung(geometry, n, entries.chain(spilled));
+        true
+    }
+
+    /// Makes `entries` the new Bottom (which must be empty), sorted. The two `Vec`s trade
+    /// places, so no entry is copied and both allocations stay in use.
+    fn sort_into_bottom(bottom: &mut Vec<Entry<K>>, entries: &mut Vec<Entry<K>>) {
+        debug_assert!(bottom.is_empty());
+        std::mem::swap(bottom, entries);
+        bottom.sort_unstable_by_key(|e| Reverse(e.key));
+    }
+
+    /// Refills the empty Bottom from the ladder, or the ladder from Top. Returns `false` when
+    /// no entries are left anywhere.
+    fn refill(&mut self) -> bool {
+        debug_assert!(self.bottom.is_empty() && self.spill.is_empty());
+        loop {
+            let ladder = &mut self.ladder;
+            if ladder.n_rungs == 0 {
+                if self.top.is_empty() {
+                    return false;
+                }
+                self.transfer_top();
+                if !self.bottom.is_empty() {
+                    return true;
+                }
+                continue;
+            }
+            let rung = &mut ladder.rungs[ladder.n_rungs - 1];
+            while rung.cur < rung.n_buckets && rung.buckets[rung.cur].is_empty() {
+                rung.cur += 1;
+            }
+            if rung.cur == rung.n_buckets {
+                // The finest rung is used up; its buckets stay allocated for reuse.
+                ladder.n_rungs -= 1;
+                continue;
+            }
+            let bucket = &mut rung.buckets[rung.cur];
+            rung.cur += 1;
+            if bucket.len() > THRES && ladder.n_rungs < MAX_RUNGS {
+                let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
+                for e in bucket.iter() {
+                    let p = e.key.priority();
+                    min = min.min(p);
+                    max = max.max(p);
+                }
+                let n = bucket.len().div_ceil(CHILD_FILL);
+                if let Some(geometry) = geometry(min, max, n) {
+                    // The new rung lives in the same `Vec` as the bucket: move the bucket's
+                    // contents out through `scratch`, which keeps both allocations alive.
+                    std::mem::swap(bucket, &mut self.scratch);
+                    ladder.push_rung(geometry, n, self.scratch.drain(..));
+                    continue;
+                }
+            }
+            Self::sort_into_bottom(&mut self.bottom, bucket);
+            return true;
+        }
+    }
+
+    /// Moves Top into the ladder (a first rung) or, if small or unspreadable, into Bottom.
+    fn transfer_top(&mut self) {
+        debug_assert!(self.ladder.n_rungs == 0);
+        // Everything now pending is at most `top_max`; only later keys may go to Top.
+        self.top_start = self.top_max;
+        let (min, max) = (self.top_min, self.top_max);
+        self.top_min = f64::INFINITY;
+        self.top_max = f64::NEG_INFINITY;
+        if self.top.len() > THRES {
+            let n = self.top.len().div_ceil(TOP_FILL);
+            if let Some(geometry) = geometry(min, max, n) {
+                self.ladder.push_rung(geometry, n, self.top.drain(..));
+                return;
+            }
+        }
+        Self::sort_into_bottom(&mut self.bottom, &mut self.top);
+    }
+
+    /// Empties every tier when nothing live is left, so the next push starts a fresh epoch
+    /// (everything to Top) instead of routing through rungs built for old keys.
+    fn reset_if_idle(&mut self) {
+        debug_assert_eq!(self.live, 0);
+        if self.stored != 0 {
+            self.top.clear();
+            for rung in self.ladder.active() {
+                for bucket in &mut rung.buckets[rung.cur..rung.n_buckets] {
+                    bucket.clear();
+                }
+            }
+            self.bottom.clear();
+            self.spill.clear();
+            self.stored = 0;
+        }
+        self.ladder.n_rungs = 0;
+        self.top_min = f64::INFINITY;
+        self.top_max = f64::NEG_INFINITY;
+        self.top_start = f64::NEG_INFINITY;
+    }
+
+    /// The smallest stored entry (live or stale) and whether it is in the spill heap.
+    #[inline]
+    fn front(&self) -> Option<(Entry<K>, bool)> {
+        let bottom = self.bottom.last();
+        match self.spill.peek() {
+            None => bottom.map(|&e| (e, false)),
+            Some(Reverse(ByKey(s))) => match bottom {
+                Some(b) if b.key <= s.key => Some((*b, false)),
+                _ => Some((*s, true)),
+            },
+        }
+    }
+
+    /// Removes the entry [`front`](Self::front) returned.
+    #[inline]
+    fn remove_front(&mut self, from_spill: bool) {
+        if from_spill {
+            self.spill.pop();
+        } else {
+            self.bottom.pop();
+        }
+        self.stored -= 1;
+    }
+
+    /// Drops every stale entry from every tier once they outnumber live entries.
+    fn maybe_purge(&mut self) {
+        if self.stored - self.live <= self.live + PURGE_SLACK {
+            return;
+        }
+        let slots = &self.slots;
+        let current = |e: &Entry<K>| is_current(slots, e);
+        self.top.retain(current);
+        for rung in &mut self.ladder.rungs[..self.ladder.n_rungs] {
+            for bucket in &mut rung.buckets[rung.cur..rung.n_buckets] {
+                bucket.retain(current);
+            }
+        }
+        self.bottom.retain(current);
+        self.spill.retain(|Reverse(ByKey(e))| current(e));
+        self.stored = self.live;
+    }
+}
+
 impl<K: Key, V> Default for LadderQueue<K, V> {
+    /// Same as [`LadderQueue::new`].
+    ///
+    /// ```
+    /// use warpsim_queue::{LadderQueue, PendingSet};
+    /// let queue: LadderQueue<u64, ()> = Default::default();
+    /// assert_eq!(queue.len(), 0);
+    /// ```
     fn default() -> Self {
         Self::new()
     }
 }
+
 impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
-    fn push(&mut self, key: K, value: V) -> Result<Handle, PushError<K, V>> { self.0.push(key, value) }
-    fn pop(&mut self) -> Option<(K, V)> { self.0.pop() }
-    fn peek(&mut self) -> Option<(K, &V)> { self.0.peek() }
-    fn cancel(&mut self, h: Handle) -> Option<(K, V)> { self.0.cancel(h) }
-    fn reschedule(&mut self, h: Handle, k: K) -> Result<K, RescheduleError> { self.0.reschedule(h, k) }
-    fn get(&self, h: Handle) -> Option<(K, &V)> { self.0.get(h) }
-    fn get_mut(&mut self, h: Handle) -> Option<(K, &mut V)> { self.0.get_mut(h) }
-    fn len(&self) -> usize { self.0.len() }
+    fn push(&mut self, key: K, value: V) -> Result<Handle, PushError<K, V>> {
+        let p = key.priority();
+        if !p.is_finite() {
+            return Err(PushError {
+                kind: PushErrorKind::NonFiniteKey,
+                key,
+                value,
+            });
+        }
+        if self.live == 0 {
+            self.reset_if_idle();
+        }
+        let slot = if self.free_head != NONE {
+            let slot = self.free_head;
+            let entry = &mut self.slots[slot as usize];
+            self.free_head = entry.next_free;
+            entry.data = Some((key, value));
+            slot
+        } else {
+            if self.slots.len() >= NONE as usize {
+                return Err(PushError {
+                    kind: PushErrorKind::Full,
+                    key,
+                    value,
+                });
+            }
+            self.slots.push(Slot {
+                generation: 0,
+                stamp: 0,
+                next_free: NONE,
+                data: Some((key, value)),
+            });
+            (self.slots.len() - 1) as u32
+        };
+        self.live += 1;
+        let (generation, stamp) = {
+            let s = &self.slots[slot as usize];
+            (s.generation, s.stamp)
+        };
+        self.insert(Entry { key, slot, stamp }, p);
+        Ok(Handle { slot, generation })
+    }
+
+    fn pop(&mut self) -> Option<(K, V)> {
+        loop {
+            let Some((entry, from_spill)) = self.front() else {
+                if self.refill() {
+                    continue;
+                }
+                return None;
+            };
+            self.remove_front(from_spill);
+            if is_current(&self.slots, &entry) {
+                let slot = entry.slot as usize;
+                let data = self.slots[slot].data.take();
+                self.release(slot);
+                return data;
+            }
+        }
+    }
+
+    fn peek(&mut self) -> Option<(K, &V)> {
+        let entry = loop {
+            let Some((entry, from_spill)) = self.front() else {
+                if self.refill() {
+                    continue;
+                }
+                return None;
+            };
+            if is_current(&self.slots, &entry) {
+                break entry;
+            }
+            self.remove_front(from_spill);
+        };
+        self.slots[entry.slot as usize]
+            .data
+            .as_ref()
+            .map(|(k, v)| (*k, v))
+    }
+
+    fn cancel(&mut self, handle: Handle) -> Option<(K, V)> {
+        let slot = self.live_slot(handle)?;
+        let data = self.slots[slot].data.take();
+        self.release(slot);
+        self.maybe_purge();
+        data
+    }
+
+    fn reschedule(&mut self, handle: Handle, new_key: K) -> Result<K, RescheduleError> {
+        let slot = self.live_slot(handle).ok_or(RescheduleError::StaleHandle)?;
+        check_key(&new_key).map_err(RescheduleError::KeyRejected)?;
+        let entry = &mut self.slots[slot];
+        let (key, _) = entry.data.as_mut().expect("live slot has data");
+        let old_key = std::mem::replace(key, new_key);
+        if old_key == new_key {
+            // The stored entry is still in the right place.
+            return Ok(old_key);
+        }
+        entry.stamp = entry.stamp.wrapping_add(1);
+        let stamp = entry.stamp;
+        self.insert(
+            Entry {
+                key: new_key,
+                slot: slot as u32,
+                stamp,
+            },
+            new_key.priority(),
+        );
+        self.maybe_purge();
+        Ok(old_key)
+    }
+
+    fn get(&self, handle: Handle) -> Option<(K, &V)> {
+        let slot = self.live_slot(handle)?;
+        self.slots[slot].data.as_ref().map(|(k, v)| (*k, v))
+    }
+
+    fn get_mut(&mut self, handle: Handle) -> Option<(K, &mut V)> {
+        let slot = self.live_slot(handle)?;
+        self.slots[slot].data.as_mut().map(|(k, v)| (*k, v))
+    }
+
+    fn len(&self) -> usize {
+        self.live
+    }
+}
+
+impl<K: Key, V> fmt::Debug for LadderQueue<K, V> {
+    /// Summarises the queue: live and stored entries and the size of each tier.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LadderQueue")
+            .field("len", &self.live)
+            .field("stored", &self.stored)
+            .field("top", &self.top.len())
+            .field("top_start", &self.top_start)
+            .field("rungs", &self.ladder.n_rungs)
+            .field("bottom", &(self.bottom.len() + self.spill.len()))
+            .finish()
+    }
 }

@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::{Driver, KeyDist, budget};
-use warpsim_queue::{FifoQueue, IndexedHeap, LadderQueue};
+use common::{Driver, K, KeyDist, budget};
+use warpsim_queue::{FifoQueue, IndexedHeap, LadderQueue, PendingSet};
 
 /// Distributions run on the general-purpose queues, each with its own seed.
 const DISTS: [(KeyDist, u64); 6] = [
@@ -35,14 +35,59 @@ fn ladder_queue_matches_shadow() {
 #[test]
 fn ladder_queue_matches_shadow_large() {
     // Big enough for several rungs and for the spill paths of the bottom list.
-    for (dist, seed) in [(KeyDist::Exponential, 7), (KeyDist::ManyEqual, 8), (KeyDist::BelowMinimum, 9)] {
+    for (dist, seed) in [
+        (KeyDist::Exponential, 7),
+        (KeyDist::ManyEqual, 8),
+        (KeyDist::BelowMinimum, 9),
+    ] {
         let mut driver = Driver::new(LadderQueue::new(), 200 + seed, dist, false);
         driver.run(budget(600_000), 200_000);
     }
 }
 
+/// Cancels and reschedules far outnumber pops, so stale entries pile up in the ladder and must
+/// be purged; the heap runs the same workload for comparison.
+fn churn<Q: PendingSet<K, u64>>(queue: Q, seed: u64) -> Driver<Q> {
+    let mut driver = Driver::new(queue, seed, KeyDist::Exponential, false);
+    for _ in 0..5000 {
+        driver.push_random();
+    }
+    for i in 0..budget(400_000) {
+        match i % 10 {
+            0 => driver.pop(),
+            1 | 2 => driver.cancel(),
+            3 | 4 => driver.push_random(),
+            _ => driver.reschedule(),
+        }
+        driver.check_len();
+    }
+    driver
+}
+
+#[test]
+fn churn_heap() {
+    churn(IndexedHeap::new(), 400).drain();
+}
+
+#[test]
+fn churn_ladder_purges_stale_entries() {
+    let mut driver = churn(LadderQueue::new(), 401);
+    // `stored` counts live and stale entries; the purge keeps it within a bound of `len`.
+    let debug = format!("{:?}", driver.queue);
+    let stored = debug
+        .split("stored: ")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap();
+    let stored: usize = stored.parse().unwrap();
+    assert!(stored <= 2 * driver.queue.len() + 1025, "{debug}");
+    driver.drain();
+}
+
 #[test]
 fn fifo_queue_matches_shadow() {
     let mut driver = Driver::new(FifoQueue::new(), 300, KeyDist::Monotone, true);
-    driver.run(budget(1_500_000), 20_000);
+    driver.run(budget(2_000_000), 20_000);
 }

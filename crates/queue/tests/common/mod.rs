@@ -100,14 +100,21 @@ impl<Q: PendingSet<K, u64>> Driver<Q> {
             KeyDist::ManyEqual => (self.clock + self.rng.random_range(0..3u64), tag % 2),
             KeyDist::FarBursts => {
                 if self.rng.random_range(0..50) == 0 {
-                    (self.clock + (1 << 50) + self.rng.random_range(0..1000u64), tag)
+                    (
+                        self.clock + (1 << 50) + self.rng.random_range(0..1000u64),
+                        tag,
+                    )
                 } else {
                     (self.clock + self.exp_ticks(), tag)
                 }
             }
             KeyDist::BelowMinimum => {
                 if self.rng.random_range(0..10) == 0 {
-                    (self.clock.saturating_sub(self.rng.random_range(0..10_000_000u64)), tag)
+                    (
+                        self.clock
+                            .saturating_sub(self.rng.random_range(0..10_000_000u64)),
+                        tag,
+                    )
                 } else {
                     (self.clock + self.exp_ticks(), tag)
                 }
@@ -177,18 +184,38 @@ impl<Q: PendingSet<K, u64>> Driver<Q> {
         self.shadow.remove(&(key, entry.order)).unwrap();
     }
 
+    pub fn push_random(&mut self) {
+        let key = self.gen_key();
+        self.push(key);
+    }
+
+    /// Pops everything left, checking the order, and checks the set is then empty.
+    pub fn drain(&mut self) {
+        while !self.shadow.is_empty() {
+            self.pop();
+        }
+        assert_eq!(self.queue.pop(), None);
+        self.check_len();
+    }
+
     pub fn pop(&mut self) {
         match self.queue.pop() {
             Some((key, uid)) => {
                 self.take_from_shadow(key, uid);
                 self.clock = key.0;
             }
-            None => assert!(self.shadow.is_empty(), "pop returned None on a non-empty set"),
+            None => assert!(
+                self.shadow.is_empty(),
+                "pop returned None on a non-empty set"
+            ),
         }
     }
 
     pub fn peek(&mut self) {
-        let expected = self.shadow.first_key_value().map(|(&(k, _), &uid)| (k, uid));
+        let expected = self
+            .shadow
+            .first_key_value()
+            .map(|(&(k, _), &uid)| (k, uid));
         match self.queue.peek() {
             Some((key, &uid)) => {
                 let (min_key, min_uid) = expected.expect("peek found an entry in an empty set");
@@ -203,7 +230,9 @@ impl<Q: PendingSet<K, u64>> Driver<Q> {
     }
 
     pub fn cancel(&mut self) {
-        let Some((handle, uid)) = self.random_issued() else { return };
+        let Some((handle, uid)) = self.random_issued() else {
+            return;
+        };
         let got = self.queue.cancel(handle);
         match self.live.get(&uid).filter(|e| e.handle == handle).copied() {
             Some(entry) => {
@@ -217,7 +246,9 @@ impl<Q: PendingSet<K, u64>> Driver<Q> {
     }
 
     pub fn reschedule(&mut self) {
-        let Some((handle, uid)) = self.random_issued() else { return };
+        let Some((handle, uid)) = self.random_issued() else {
+            return;
+        };
         if self.fifo && self.rng.random_range(0..8) == 0 && self.accepted_last.0 > 0 {
             // A decreasing key must be refused without changing anything.
             let smaller = (self.accepted_last.0 - 1, 0);
@@ -240,7 +271,14 @@ impl<Q: PendingSet<K, u64>> Driver<Q> {
                 let order = self.next_order;
                 self.next_order += 1;
                 self.shadow.insert((new_key, order), uid);
-                self.live.insert(uid, LiveEntry { handle, key: new_key, order });
+                self.live.insert(
+                    uid,
+                    LiveEntry {
+                        handle,
+                        key: new_key,
+                        order,
+                    },
+                );
                 assert_eq!(self.queue.get(handle), Some((new_key, &uid)));
             }
             None => assert_eq!(got, Err(RescheduleError::StaleHandle)),
@@ -248,7 +286,9 @@ impl<Q: PendingSet<K, u64>> Driver<Q> {
     }
 
     pub fn get(&mut self) {
-        let Some((handle, uid)) = self.random_issued() else { return };
+        let Some((handle, uid)) = self.random_issued() else {
+            return;
+        };
         let expected = self.live.get(&uid).map(|e| (e.key, uid));
         assert_eq!(self.queue.get(handle).map(|(k, &v)| (k, v)), expected);
         match self.queue.get_mut(handle) {
@@ -267,7 +307,10 @@ impl<Q: PendingSet<K, u64>> Driver<Q> {
         if self.accepted_last.0 == 0 {
             return;
         }
-        let err = self.queue.push((self.accepted_last.0 - 1, 0), 77).unwrap_err();
+        let err = self
+            .queue
+            .push((self.accepted_last.0 - 1, 0), 77)
+            .unwrap_err();
         assert_eq!(err.kind, PushErrorKind::KeyDecreased);
         assert_eq!(err.value, 77);
     }
@@ -323,17 +366,16 @@ impl<Q: PendingSet<K, u64>> Driver<Q> {
             }
             self.check_len();
         }
-        // Drain: everything left must come out in order.
-        while !self.shadow.is_empty() {
-            self.pop();
-        }
-        assert_eq!(self.queue.pop(), None);
-        self.check_len();
+        self.drain();
     }
 }
 
 /// Operation budget: millions in release builds, a small fraction in debug builds so that
 /// `cargo test` stays fast.
 pub fn budget(release_ops: u64) -> u64 {
-    if cfg!(debug_assertions) { release_ops / 40 } else { release_ops }
+    if cfg!(debug_assertions) {
+        release_ops / 40
+    } else {
+        release_ops
+    }
 }

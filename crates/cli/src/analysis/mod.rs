@@ -1,0 +1,222 @@
+//! The analyst's toolkit, for every model: replications with confidence intervals
+//! (`--replications`), parameter sweeps (`warpsim sweep`), the feeder-planning search
+//! (`warpsim plan`) and SVG plots.
+//!
+//! Everything here is generic over [`Scenario`](crate::run::Scenario): it runs a scenario
+//! many times with derived seeds and reads the numbers off each run's [`Outcome`] (the kernel
+//! report's numeric fields and the model's metrics). Sweeps and plans never set model
+//! parameters themselves: they re-parse `warpsim run <model> <flags> --key=value` with clap,
+//! so a new model gets all of it by implementing the trait and nothing else.
+//!
+//! # Ground rules
+//!
+//! - Replication `i` of a base seed `s` uses seed `derive_seed(s, i)`; the runs are
+//!   independent and collected in index order, so results (everything but wall-clock figures)
+//!   are the same whatever the number of threads (`RAYON_NUM_THREADS`).
+//! - Sweep points and plan probes use the same replication seeds at every point (common random
+//!   numbers), so differences between points are not masked by seed noise.
+//! - Only the primary run (a plain run, or replication 0) writes side files such as plots.
+
+pub(crate) mod plan;
+pub(crate) mod plots;
+pub(crate) mod replications;
+pub(crate) mod statistics;
+pub(crate) mod sweep;
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+
+use anyhow::{Result, anyhow, bail};
+use clap::{CommandFactory, Parser};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::Value;
+
+use crate::cli::{Cli, Command, ModelCmd};
+use crate::run::Outcome;
+
+/// Parses `warpsim run <model> <flags>` (with `--config` files expanded) into a model command.
+///
+/// # Errors
+///
+/// clap's first error line (an unknown flag, a bad value), as `warpsim` itself reports it.
+pub(crate) fn parse_model(model: &str, flags: &[String]) -> Result<ModelCmd> {
+    let mut args: Vec<OsString> = vec!["warpsim".into(), "run".into(), model.into()];
+    args.extend(flags.iter().map(OsString::from));
+    let args = crate::config::expand(args)?;
+    match Cli::try_parse_from(args) {
+        Ok(Cli {
+            command: Command::Run(run),
+        }) => Ok(run.model),
+        Ok(_) => bail!("internal: `run` did not parse as a run"),
+        Err(error) => {
+            let rendered = error.render().to_string();
+            let first = rendered.lines().next().unwrap_or("invalid arguments");
+            bail!("{}", first.trim_start_matches("error: "))
+        }
+    }
+}
+
+/// The long flags of `warpsim run <model>`, or an error naming the known models.
+pub(crate) fn model_flags(model: &str) -> Result<Vec<String>> {
+    let cli = Cli::command();
+    let run = cli
+        .find_subcommand("run")
+        .ok_or_else(|| anyhow!("internal: no run command"))?;
+    match run.find_subcommand(model) {
+        Some(command) => Ok(command
+            .get_arguments()
+            .filter_map(|arg| arg.get_long().map(str::to_string))
+            .collect()),
+        None => {
+            let models: Vec<&str> = run.get_subcommands().map(|c| c.get_name()).collect();
+            bail!("unknown model `{model}` (models: {})", models.join(", "))
+        }
+    }
+}
+
+/// Removes every `--name VALUE` / `--name=VALUE` from `args` and returns the values, in order.
+///
+/// Sweeps and plans take their own flags mixed with the model's; clap hands everything after
+/// the model name to a trailing list, and this picks the sweep's flags out of it.
+pub(crate) fn take_option(args: &mut Vec<String>, name: &str) -> Result<Vec<String>> {
+    let flag = format!("--{name}");
+    let prefix = format!("--{name}=");
+    let mut values = Vec::new();
+    let mut index = 0;
+    while index < args.len() {
+        if args[index] == flag {
+            if index + 1 >= args.len() {
+                bail!("{flag} needs a value");
+            }
+            values.push(args.remove(index + 1));
+            args.remove(index);
+        } else if let Some(value) = args[index].strip_prefix(&prefix) {
+            values.push(value.to_string());
+            args.remove(index);
+        } else {
+            index += 1;
+        }
+    }
+    Ok(values)
+}
+
+/// The last value of `--name` in `args` (removed), or `given` when absent.
+pub(crate) fn take_last(
+    args: &mut Vec<String>,
+    name: &str,
+    given: Option<String>,
+) -> Result<Option<String>> {
+    Ok(take_option(args, name)?.pop().or(given))
+}
+
+/// Orders metric names "naturally": digit runs compare as numbers, so p50 < p95 < p100.
+pub(crate) fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn chunks(text: &str) -> Vec<(bool, String)> {
+        let mut out: Vec<(bool, String)> = Vec::new();
+        for ch in text.chars() {
+            let digit = ch.is_ascii_digit();
+            match out.last_mut() {
+                Some((was_digit, chunk)) if *was_digit == digit => chunk.push(ch),
+                _ => out.push((digit, ch.to_string())),
+            }
+        }
+        out
+    }
+    let (left, right) = (chunks(a), chunks(b));
+    for ((left_digit, left), (right_digit, right)) in left.iter().zip(&right) {
+        let order = if *left_digit && *right_digit {
+            let trim = |s: &str| s.trim_start_matches('0').to_string();
+            let (l, r) = (trim(left), trim(right));
+            l.len().cmp(&r.len()).then_with(|| l.cmp(&r))
+        } else {
+            left.cmp(right)
+        };
+        if order.is_ne() {
+            return order;
+        }
+    }
+    left.len().cmp(&right.len())
+}
+
+/// Report fields that are not results (the seed differs by design; the LP count is fixed).
+const NOT_METRICS: [&str; 2] = ["seed", "lps"];
+
+/// The numeric metrics of one run, in display order: the model's own metrics (natural order),
+/// then the kernel report's numeric fields. Metrics that are null (not reached) are left out.
+pub(crate) fn numeric_metrics(outcome: &Outcome) -> Vec<(String, f64)> {
+    let mut model: Vec<(String, f64)> = outcome
+        .metrics
+        .iter()
+        .filter_map(|(name, value)| value.as_f64().map(|v| (name.clone(), v)))
+        .collect();
+    model.sort_by(|a, b| natural_cmp(&a.0, &b.0));
+    let mut report = Vec::new();
+    if let Ok(Value::Object(fields)) = serde_json::to_value(&outcome.report) {
+        for (name, value) in fields {
+            if NOT_METRICS.contains(&name.as_str()) || outcome.metrics.contains_key(&name) {
+                continue;
+            }
+            if let Some(value) = value.as_f64() {
+                report.push((name, value));
+            }
+        }
+    }
+    model.extend(report);
+    model
+}
+
+/// A progress bar counting finished runs, on stderr and only on a terminal.
+#[derive(Debug, Clone)]
+pub(crate) struct RunsBar {
+    bar: ProgressBar,
+}
+
+impl RunsBar {
+    pub(crate) fn new(total: u64, what: &str) -> RunsBar {
+        let bar = if std::io::stderr().is_terminal() && total > 1 {
+            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template(&format!(
+                "{{bar:40}} {{pos}}/{{len}} {what} [{{elapsed_precise}} < {{eta_precise}}]"
+            )) {
+                bar.set_style(style);
+            }
+            bar
+        } else {
+            ProgressBar::hidden()
+        };
+        RunsBar { bar }
+    }
+
+    /// One more run finished (callable from any thread).
+    pub(crate) fn tick(&self) {
+        self.bar.inc(1);
+    }
+
+    pub(crate) fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natural_order_of_percentiles() {
+        let mut names = vec!["p100", "p50", "breakdowns", "p99", "p95"];
+        names.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(names, ["breakdowns", "p50", "p95", "p99", "p100"]);
+    }
+
+    #[test]
+    fn options_are_taken_out_of_mixed_flags() {
+        let mut args: Vec<String> = ["--tasks", "5", "--set", "gates=1..3", "--set=tasks=4,5"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let sets = take_option(&mut args, "set").unwrap();
+        assert_eq!(sets, ["gates=1..3", "tasks=4,5"]);
+        assert_eq!(args, ["--tasks", "5"]);
+        assert!(take_option(&mut vec!["--set".to_string()], "set").is_err());
+    }
+}

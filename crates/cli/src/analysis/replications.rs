@@ -1,0 +1,202 @@
+//! `--replications R`: R independent runs of one scenario, in parallel, summarised metric by
+//! metric.
+
+use std::fmt::Write;
+use std::time::Instant;
+
+use anyhow::{Result, anyhow, bail};
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+use warpsim_core::derive_seed;
+
+use super::statistics::{CONFIDENCE, Summary, number};
+use super::{RunsBar, numeric_metrics};
+use crate::run::{Outcome, Scenario, seed_of};
+
+/// The seeds of `replications` replications of base seed `base`: `derive_seed(base, i)`.
+pub(crate) fn seeds(base: u64, replications: u32) -> Vec<u64> {
+    (0..u64::from(replications))
+        .map(|index| derive_seed(base, index))
+        .collect()
+}
+
+/// Runs `scenario` once per seed, in parallel on rayon's pool, and returns the outcomes in
+/// seed order. `primary_first` makes the first run the primary one (it alone may write side
+/// files such as plots). Ticks `bar` once per finished run.
+///
+/// # Errors
+///
+/// The first failure in seed order, naming the replication and its seed: a scenario error, or
+/// a run the kernel stopped with an error.
+pub(crate) fn replicate(
+    scenario: &dyn Scenario,
+    seeds: &[u64],
+    primary_first: bool,
+    bar: &RunsBar,
+) -> Result<Vec<Outcome>> {
+    let results: Vec<Result<Outcome>> = seeds
+        .par_iter()
+        .enumerate()
+        .map(|(index, &seed)| {
+            let outcome = scenario.run_once(seed, primary_first && index == 0);
+            bar.tick();
+            outcome
+        })
+        .collect();
+    results
+        .into_iter()
+        .enumerate()
+        .map(|(index, result)| {
+            let outcome = result.map_err(|error| {
+                anyhow!("replication {index} (seed {}): {error:#}", seeds[index])
+            })?;
+            if let Some(error) = &outcome.error {
+                bail!(
+                    "replication {index} (seed {}): run stopped: {}",
+                    seeds[index],
+                    error.error
+                );
+            }
+            Ok(outcome)
+        })
+        .collect()
+}
+
+/// Each numeric metric of `outcomes` with its summary, in display order (the order of first
+/// appearance; a metric missing from some runs is summarised over the runs that have it).
+pub(crate) fn summarise(outcomes: &[Outcome]) -> Vec<(String, Summary)> {
+    let mut names: Vec<String> = Vec::new();
+    let mut values: Vec<Vec<f64>> = Vec::new();
+    for outcome in outcomes {
+        for (name, value) in numeric_metrics(outcome) {
+            match names.iter().position(|known| *known == name) {
+                Some(index) => values[index].push(value),
+                None => {
+                    names.push(name);
+                    values.push(vec![value]);
+                }
+            }
+        }
+    }
+    names
+        .into_iter()
+        .zip(values)
+        .filter_map(|(name, values)| Summary::of(&values).map(|summary| (name, summary)))
+        .collect()
+}
+
+/// A number for a table: integers as integers, others with 6 significant digits.
+pub(crate) fn show(value: f64) -> String {
+    if !value.is_finite() {
+        return "-".to_string();
+    }
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        return format!("{value:.0}");
+    }
+    let magnitude = value.abs().log10().floor() as i32;
+    let decimals = (5 - magnitude).clamp(0, 12) as usize;
+    format!("{value:.decimals$}")
+}
+
+/// The readable table of summaries.
+pub(crate) fn table(summaries: &[(String, Summary)]) -> String {
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "{:<22} {:>14} {:>12} {:>31} {:>14} {:>14}",
+        "metric",
+        "mean",
+        "std dev",
+        format!("{:.0}% CI", CONFIDENCE * 100.0),
+        "min",
+        "max"
+    );
+    for (name, summary) in summaries {
+        let interval = if summary.ci_low.is_finite() {
+            format!("[{}, {}]", show(summary.ci_low), show(summary.ci_high))
+        } else {
+            "-".to_string()
+        };
+        let _ = writeln!(
+            text,
+            "{:<22} {:>14} {:>12} {:>31} {:>14} {:>14}",
+            name,
+            show(summary.mean),
+            show(summary.std_dev),
+            interval,
+            show(summary.min),
+            show(summary.max)
+        );
+    }
+    text
+}
+
+/// `warpsim run <model> --replications R`: runs, then prints the table (or one JSON object).
+///
+/// # Errors
+///
+/// `R = 0`, or the first failed replication.
+pub(crate) fn execute(scenario: &dyn Scenario, replications: u32) -> Result<()> {
+    if replications == 0 {
+        bail!("--replications must be at least 1 (got 0)");
+    }
+    let base = seed_of(scenario);
+    let seeds = seeds(base, replications);
+    let started = Instant::now();
+    let bar = RunsBar::new(u64::from(replications), "replications");
+    let outcomes = replicate(scenario, &seeds, true, &bar);
+    bar.finish();
+    let outcomes = outcomes?;
+    let summaries = summarise(&outcomes);
+    if scenario.common().json {
+        let mut object = Map::new();
+        object.insert("model".into(), Value::from(scenario.name()));
+        object.insert("replications".into(), Value::from(replications));
+        object.insert("base_seed".into(), Value::from(base));
+        object.insert("params".into(), scenario.params());
+        let metrics: Map<String, Value> = summaries
+            .iter()
+            .map(|(name, summary)| (name.clone(), summary.to_json()))
+            .collect();
+        object.insert("metrics".into(), Value::Object(metrics));
+        let runs: Vec<Value> = outcomes
+            .iter()
+            .zip(&seeds)
+            .enumerate()
+            .map(|(index, (outcome, &seed))| {
+                let mut run = Map::new();
+                run.insert("replication".into(), Value::from(index));
+                run.insert("seed".into(), Value::from(seed));
+                for (name, value) in numeric_metrics(outcome) {
+                    run.insert(name, number(value));
+                }
+                Value::Object(run)
+            })
+            .collect();
+        object.insert("runs".into(), Value::Array(runs));
+        println!("{}", Value::Object(object));
+    } else {
+        println!("{}", scenario.title());
+        println!(
+            "{replications} replications, seeds derive_seed({base}, 0..{replications}), \
+             {} threads, {:.3} s",
+            rayon::current_num_threads(),
+            started.elapsed().as_secs_f64()
+        );
+        print!("{}", table(&summaries));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(show(1_000_000.0), "1000000");
+        assert_eq!(show(0.123_456_789), "0.123457");
+        assert_eq!(show(1234.5678), "1234.57");
+        assert_eq!(show(f64::NAN), "-");
+    }
+}

@@ -1,0 +1,620 @@
+//! `warpsim sweep <model> --set key=values …`: a grid over model parameters, with
+//! replications at every point.
+//!
+//! Values are `a..b` (inclusive, step 1), `a..b:step`, a list `a,b,c`, or one value. Every grid
+//! point is the command `warpsim run <model> <flags> --key=value …` parsed by clap, so any flag
+//! of the model (numbers, but also `style=step,events` or `queue=heap,ladder`) can be swept,
+//! and a bad value is reported exactly as `warpsim run` would report it.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, anyhow, bail};
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+
+use super::plots::{self, Series};
+use super::replications::{seeds, show, summarise};
+use super::statistics::Summary;
+use super::{RunsBar, model_flags, parse_model, take_last, take_option};
+use crate::run::{Outcome, scenario_of, seed_of};
+
+/// `warpsim sweep <model> --set KEY=VALUES … [model flags]`.
+///
+/// The sweep's own flags may come anywhere after the model name, mixed with the model's.
+#[derive(Debug, clap::Args)]
+pub(crate) struct SweepCmd {
+    /// The model, as in `warpsim run <model>`.
+    pub(crate) model: String,
+    /// A swept parameter: KEY=a..b (inclusive), KEY=a..b:step, KEY=a,b,c or KEY=value;
+    /// repeat for a grid. KEY is any flag of the model.
+    #[arg(long = "set", value_name = "KEY=VALUES")]
+    pub(crate) set: Vec<String>,
+    /// Write every metric's mean, std dev, 95% CI, min and max per point as CSV.
+    #[arg(long, value_name = "FILE.csv")]
+    pub(crate) csv: Option<PathBuf>,
+    /// Plot the metrics against the first swept parameter, with 95% CI bands, as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub(crate) plot: Option<PathBuf>,
+    /// A metric to show and plot (repeatable) [default: the model's own metrics].
+    #[arg(long, value_name = "METRIC")]
+    pub(crate) y: Vec<String>,
+    /// The model's flags (e.g. --tasks 100000 --replications 10 --json).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "MODEL FLAGS"
+    )]
+    pub(crate) args: Vec<String>,
+}
+
+/// Flags of the model that make no sense to sweep (they change the output, not the model).
+const NOT_SWEPT: [&str; 4] = ["json", "config", "replications", "plot"];
+
+/// One swept parameter and its values, as text (they are handed back to clap).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Axis {
+    pub(crate) key: String,
+    pub(crate) values: Vec<String>,
+}
+
+/// Parses `key=values`.
+///
+/// # Errors
+///
+/// No `=`, an empty key, a malformed number, a step that is not positive, or an empty range.
+pub(crate) fn parse_axis(spec: &str) -> Result<Axis> {
+    let (key, values) = spec
+        .split_once('=')
+        .ok_or_else(|| anyhow!("--set `{spec}`: expected KEY=VALUES (e.g. gates=4..20)"))?;
+    let key = key.trim().trim_start_matches("--").to_string();
+    if key.is_empty() {
+        bail!("--set `{spec}`: the parameter name is empty");
+    }
+    let values = values.trim();
+    let values = if values.contains(',') {
+        let list: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
+        if list.iter().any(String::is_empty) {
+            bail!("--set {key}: empty value in the list `{values}`");
+        }
+        list
+    } else if let Some((start, rest)) = values.split_once("..") {
+        let (end, step) = match rest.split_once(':') {
+            Some((end, step)) => (end, Some(step)),
+            None => (rest, None),
+        };
+        range(&key, start.trim(), end.trim(), step.map(str::trim))?
+    } else if values.is_empty() {
+        bail!("--set {key}: no value");
+    } else {
+        vec![values.to_string()]
+    };
+    Ok(Axis { key, values })
+}
+
+/// The values of `start..end[:step]`, both ends included.
+fn range(key: &str, start: &str, end: &str, step: Option<&str>) -> Result<Vec<String>> {
+    let text = format!(
+        "{start}..{end}{}",
+        step.map(|s| format!(":{s}")).unwrap_or_default()
+    );
+    let number = |value: &str| -> Result<f64> {
+        value
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| anyhow!("--set {key}: `{value}` in `{text}` is not a number"))
+    };
+    let (first, last) = (number(start)?, number(end)?);
+    let step_value = match step {
+        Some(step) => number(step)?,
+        None => 1.0,
+    };
+    if step_value <= 0.0 {
+        bail!("--set {key}: the step of `{text}` must be positive");
+    }
+    if first > last {
+        bail!("--set {key}: the range `{text}` is empty (its start is after its end)");
+    }
+    // Integers stay integers; otherwise print as many decimals as the user wrote, so that
+    // 0.1 + 0.2 shows as 0.3.
+    let decimals = [start, end, step.unwrap_or("1")]
+        .iter()
+        .map(|text| {
+            text.split_once('.')
+                .map_or(0, |(_, fraction)| fraction.len())
+        })
+        .max()
+        .unwrap_or(0);
+    let count = ((last - first) / step_value + 1e-9).floor() as u64 + 1;
+    if count > 100_000 {
+        bail!("--set {key}: the range `{text}` has {count} values (at most 100000)");
+    }
+    Ok((0..count)
+        .map(|index| {
+            let value = first + index as f64 * step_value;
+            if decimals == 0 && value.fract() == 0.0 {
+                format!("{value:.0}")
+            } else {
+                format!("{value:.decimals$}")
+            }
+        })
+        .collect())
+}
+
+/// Every combination of the axes' values, the first axis varying slowest.
+pub(crate) fn grid(axes: &[Axis]) -> Vec<Vec<String>> {
+    let mut points: Vec<Vec<String>> = vec![Vec::new()];
+    for axis in axes {
+        points = points
+            .into_iter()
+            .flat_map(|point| {
+                axis.values.iter().map(move |value| {
+                    let mut next = point.clone();
+                    next.push(value.clone());
+                    next
+                })
+            })
+            .collect();
+    }
+    points
+}
+
+/// One grid point's results.
+struct PointResult {
+    values: Vec<String>,
+    summaries: Vec<(String, Summary)>,
+    params: Value,
+}
+
+/// `warpsim sweep`.
+///
+/// # Errors
+///
+/// Bad `--set` specifications, an unknown parameter or model, a grid point clap or the model
+/// refuses, a failed run, or an output file that cannot be written.
+pub(crate) fn run(command: SweepCmd) -> Result<()> {
+    let mut flags = command.args;
+    let mut specs = command.set;
+    specs.extend(take_option(&mut flags, "set")?);
+    let csv = take_last(&mut flags, "csv", None)?
+        .map(PathBuf::from)
+        .or(command.csv);
+    let plot = take_last(&mut flags, "plot", None)?
+        .map(PathBuf::from)
+        .or(command.plot);
+    let mut y_metrics = command.y;
+    y_metrics.extend(take_option(&mut flags, "y")?);
+    let model = command.model;
+
+    let known = model_flags(&model)?;
+    if specs.is_empty() {
+        bail!("sweep needs at least one --set KEY=VALUES (e.g. --set gates=4..20)");
+    }
+    let axes: Vec<Axis> = specs
+        .iter()
+        .map(|spec| parse_axis(spec))
+        .collect::<Result<_>>()?;
+    for (index, axis) in axes.iter().enumerate() {
+        if !known.contains(&axis.key) || NOT_SWEPT.contains(&axis.key.as_str()) {
+            let sweepable: Vec<&str> = known
+                .iter()
+                .map(String::as_str)
+                .filter(|k| !NOT_SWEPT.contains(k))
+                .collect();
+            bail!(
+                "unknown parameter `{}` for model `{model}` (parameters: {})",
+                axis.key,
+                sweepable.join(", ")
+            );
+        }
+        if axes[..index].iter().any(|other| other.key == axis.key) {
+            bail!("--set {}: the parameter is swept twice", axis.key);
+        }
+        let flag = format!("--{}", axis.key);
+        if flags
+            .iter()
+            .any(|f| *f == flag || f.starts_with(&format!("{flag}=")))
+        {
+            bail!("`{}` is both swept (--set) and fixed ({flag})", axis.key);
+        }
+    }
+
+    // Parse and check every point before running anything.
+    let base = parse_model(&model, &flags)?;
+    let base_scenario = scenario_of(&base);
+    base_scenario
+        .validate()
+        .map_err(|error| anyhow!("{model}: {error:#}"))?;
+    let json = base_scenario.common().json;
+    let base_seed = seed_of(base_scenario);
+    let replications = base_scenario.common().replications;
+    let run_seeds = match replications {
+        Some(0) => bail!("--replications must be at least 1 (got 0)"),
+        Some(count) => seeds(base_seed, count),
+        None => vec![base_seed],
+    };
+    let point_values = grid(&axes);
+    let commands = point_values
+        .iter()
+        .map(|values| {
+            let mut point_flags = flags.clone();
+            let label = describe(&axes, values);
+            for (axis, value) in axes.iter().zip(values) {
+                point_flags.push(format!("--{}={value}", axis.key));
+            }
+            let command = parse_model(&model, &point_flags)
+                .map_err(|e| anyhow!("sweep point {label}: {e}"))?;
+            scenario_of(&command)
+                .validate()
+                .map_err(|e| anyhow!("sweep point {label}: {model}: {e:#}"))?;
+            Ok(command)
+        })
+        .collect::<Result<Vec<_>>>()?;
+
+    // Every (point, replication) pair is one job, so the pool stays busy across points.
+    let jobs: Vec<(usize, usize)> = (0..commands.len())
+        .flat_map(|point| (0..run_seeds.len()).map(move |rep| (point, rep)))
+        .collect();
+    let bar = RunsBar::new(jobs.len() as u64, "runs");
+    let results: Vec<Result<Outcome>> = jobs
+        .par_iter()
+        .map(|&(point, rep)| {
+            let outcome = scenario_of(&commands[point]).run_once(run_seeds[rep], false);
+            bar.tick();
+            outcome
+        })
+        .collect();
+    bar.finish();
+    let mut outcomes: Vec<Vec<Outcome>> = (0..commands.len()).map(|_| Vec::new()).collect();
+    for ((point, rep), result) in jobs.into_iter().zip(results) {
+        let label = describe(&axes, &point_values[point]);
+        let outcome =
+            result.map_err(|e| anyhow!("sweep point {label}, seed {}: {e:#}", run_seeds[rep]))?;
+        if let Some(error) = &outcome.error {
+            bail!(
+                "sweep point {label}, seed {}: run stopped: {}",
+                run_seeds[rep],
+                error.error
+            );
+        }
+        outcomes[point].push(outcome);
+    }
+    let points: Vec<PointResult> = outcomes
+        .iter()
+        .zip(&point_values)
+        .zip(&commands)
+        .map(|((outcomes, values), command)| PointResult {
+            values: values.clone(),
+            summaries: summarise(outcomes),
+            params: scenario_of(command).params(),
+        })
+        .collect();
+
+    // The metrics shown in the table and plotted: the model's own, else the event count.
+    let model_metrics: Vec<String> = outcomes
+        .first()
+        .and_then(|runs| runs.first())
+        .map(|outcome| {
+            let mut names: Vec<String> = super::numeric_metrics(outcome)
+                .into_iter()
+                .map(|(name, _)| name)
+                .filter(|name| outcome.metrics.contains_key(name))
+                .collect();
+            if names.is_empty() {
+                names.push("events_committed".into());
+            }
+            names
+        })
+        .unwrap_or_default();
+    let shown = if y_metrics.is_empty() {
+        model_metrics
+    } else {
+        let available: Vec<&String> = points
+            .first()
+            .map(|p| p.summaries.iter().map(|(name, _)| name).collect())
+            .unwrap_or_default();
+        for name in &y_metrics {
+            if !available.contains(&name) {
+                bail!(
+                    "--y {name}: no such metric (metrics: {})",
+                    available
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
+        y_metrics
+    };
+
+    if let Some(path) = &csv {
+        std::fs::write(path, csv_text(&axes, &points))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &plot {
+        let series = plot_series(&axes, &points, &shown)?;
+        let title = format!(
+            "{} sweep over {} ({} run{} per point)",
+            model,
+            axes[0].key,
+            run_seeds.len(),
+            if run_seeds.len() == 1 { "" } else { "s" }
+        );
+        plots::sweep_curves(path, &title, &axes[0].key, &series)
+            .with_context(|| format!("cannot write the plot {}", path.display()))?;
+    }
+    if json {
+        let mut object = Map::new();
+        object.insert("model".into(), Value::from(model.as_str()));
+        object.insert("base_seed".into(), Value::from(base_seed));
+        object.insert("runs_per_point".into(), Value::from(run_seeds.len()));
+        let axes_json: Vec<Value> = axes
+            .iter()
+            .map(|axis| {
+                let mut a = Map::new();
+                a.insert("key".into(), Value::from(axis.key.as_str()));
+                a.insert(
+                    "values".into(),
+                    Value::Array(axis.values.iter().map(|v| json_value(v)).collect()),
+                );
+                Value::Object(a)
+            })
+            .collect();
+        object.insert("axes".into(), Value::Array(axes_json));
+        let points_json: Vec<Value> = points
+            .iter()
+            .map(|point| {
+                let mut p = Map::new();
+                let set: Map<String, Value> = axes
+                    .iter()
+                    .zip(&point.values)
+                    .map(|(axis, value)| (axis.key.clone(), json_value(value)))
+                    .collect();
+                p.insert("set".into(), Value::Object(set));
+                p.insert("params".into(), point.params.clone());
+                let metrics: Map<String, Value> = point
+                    .summaries
+                    .iter()
+                    .map(|(name, summary)| (name.clone(), summary.to_json()))
+                    .collect();
+                p.insert("metrics".into(), Value::Object(metrics));
+                Value::Object(p)
+            })
+            .collect();
+        object.insert("points".into(), Value::Array(points_json));
+        println!("{}", Value::Object(object));
+    } else {
+        println!("{}", base_scenario.title());
+        println!(
+            "sweep of {} point{} × {} run{} (seeds {}), {} threads",
+            points.len(),
+            if points.len() == 1 { "" } else { "s" },
+            run_seeds.len(),
+            if run_seeds.len() == 1 { "" } else { "s" },
+            if replications.is_some() {
+                format!("derive_seed({base_seed}, i)")
+            } else {
+                base_seed.to_string()
+            },
+            rayon::current_num_threads()
+        );
+        print!(
+            "{}",
+            table_text(&axes, &points, &shown, replications.is_some())
+        );
+    }
+    Ok(())
+}
+
+/// `gates=4, tasks=1000`.
+fn describe(axes: &[Axis], values: &[String]) -> String {
+    axes.iter()
+        .zip(values)
+        .map(|(axis, value)| format!("{}={value}", axis.key))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A swept value as JSON: a number when it is one.
+fn json_value(value: &str) -> Value {
+    if let Ok(integer) = value.parse::<i64>() {
+        return Value::from(integer);
+    }
+    match value.parse::<f64>() {
+        Ok(number) if number.is_finite() => Value::from(number),
+        _ => Value::from(value),
+    }
+}
+
+fn table_text(axes: &[Axis], points: &[PointResult], shown: &[String], with_ci: bool) -> String {
+    let mut text = String::new();
+    let mut header: Vec<String> = axes.iter().map(|axis| axis.key.clone()).collect();
+    for name in shown {
+        header.push(if with_ci {
+            format!("{name} (mean ± 95% CI)")
+        } else {
+            name.clone()
+        });
+    }
+    let mut rows: Vec<Vec<String>> = vec![header];
+    for point in points {
+        let mut row = point.values.clone();
+        for name in shown {
+            let cell = match point.summaries.iter().find(|(n, _)| n == name) {
+                Some((_, summary)) if with_ci && summary.n >= 2 => {
+                    format!("{} ± {}", show(summary.mean), show(summary.half_width()))
+                }
+                Some((_, summary)) => show(summary.mean),
+                None => "-".to_string(),
+            };
+            row.push(cell);
+        }
+        rows.push(row);
+    }
+    let columns = rows[0].len();
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell:>width$}"))
+            .collect();
+        let _ = writeln!(text, "{}", cells.join("  "));
+    }
+    text
+}
+
+fn csv_text(axes: &[Axis], points: &[PointResult]) -> String {
+    let mut names: Vec<String> = Vec::new();
+    for point in points {
+        for (name, _) in &point.summaries {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+    }
+    let mut text = String::new();
+    let mut header: Vec<String> = axes.iter().map(|axis| axis.key.clone()).collect();
+    header.push("n".into());
+    for name in &names {
+        for stat in ["mean", "std_dev", "ci95_low", "ci95_high", "min", "max"] {
+            header.push(format!("{name}_{stat}"));
+        }
+    }
+    let _ = writeln!(text, "{}", header.join(","));
+    let cell = |value: f64| {
+        if value.is_finite() {
+            value.to_string()
+        } else {
+            String::new()
+        }
+    };
+    for point in points {
+        let mut row: Vec<String> = point.values.iter().map(|v| csv_escape(v)).collect();
+        row.push(
+            point
+                .summaries
+                .iter()
+                .map(|(_, s)| s.n)
+                .max()
+                .unwrap_or(0)
+                .to_string(),
+        );
+        for name in &names {
+            match point.summaries.iter().find(|(n, _)| n == name) {
+                Some((_, s)) => {
+                    for value in [s.mean, s.std_dev, s.ci_low, s.ci_high, s.min, s.max] {
+                        row.push(cell(value));
+                    }
+                }
+                None => row.extend(std::iter::repeat_n(String::new(), 6)),
+            }
+        }
+        let _ = writeln!(text, "{}", row.join(","));
+    }
+    text
+}
+
+fn csv_escape(value: &str) -> String {
+    if value.contains([',', '"', '\n']) {
+        format!("\"{}\"", value.replace('"', "\"\""))
+    } else {
+        value.to_string()
+    }
+}
+
+/// One series per shown metric and per combination of the other axes' values; x is the first
+/// axis, which must be numeric.
+fn plot_series(axes: &[Axis], points: &[PointResult], shown: &[String]) -> Result<Vec<Series>> {
+    let first = &axes[0];
+    if first.values.iter().any(|v| v.parse::<f64>().is_err()) {
+        bail!(
+            "--plot needs a numeric first --set parameter (`{}` has values {})",
+            first.key,
+            first.values.join(",")
+        );
+    }
+    let mut series: Vec<Series> = Vec::new();
+    for name in shown {
+        for point in points {
+            let others = describe(&axes[1..], &point.values[1..]);
+            let label = if others.is_empty() {
+                name.clone()
+            } else {
+                format!("{name} ({others})")
+            };
+            let Some((_, summary)) = point.summaries.iter().find(|(n, _)| n == name) else {
+                continue;
+            };
+            let x: f64 = point.values[0].parse().unwrap_or(f64::NAN);
+            let entry = match series.iter_mut().find(|s| s.label == label) {
+                Some(entry) => entry,
+                None => {
+                    series.push(Series {
+                        label,
+                        points: Vec::new(),
+                    });
+                    series.last_mut().expect("just pushed")
+                }
+            };
+            entry.points.push((x, *summary));
+        }
+    }
+    Ok(series)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(spec: &str) -> Vec<String> {
+        parse_axis(spec).unwrap().values
+    }
+
+    #[test]
+    fn ranges_and_lists() {
+        assert_eq!(values("gates=4..7"), ["4", "5", "6", "7"]);
+        assert_eq!(values("gates=4..10:3"), ["4", "7", "10"]);
+        assert_eq!(values("p=0..0.3:0.1"), ["0.0", "0.1", "0.2", "0.3"]);
+        assert_eq!(values("style=step,events"), ["step", "events"]);
+        assert_eq!(values("tasks=1000"), ["1000"]);
+        assert_eq!(parse_axis("--gates=1..2").unwrap().key, "gates");
+    }
+
+    #[test]
+    fn bad_ranges_are_errors() {
+        for spec in [
+            "gates=5..4",
+            "gates=1..5:0",
+            "gates=1..5:-1",
+            "gates=a..5",
+            "gates",
+            "=1",
+            "gates=",
+        ] {
+            assert!(parse_axis(spec).is_err(), "{spec}");
+        }
+    }
+
+    #[test]
+    fn grid_is_the_cartesian_product() {
+        let axes = [
+            Axis {
+                key: "a".into(),
+                values: vec!["1".into(), "2".into()],
+            },
+            Axis {
+                key: "b".into(),
+                values: vec!["x".into(), "y".into(), "z".into()],
+            },
+        ];
+        let points = grid(&axes);
+        assert_eq!(points.len(), 6);
+        assert_eq!(points[1], ["1", "y"]);
+        assert_eq!(points[3], ["2", "x"]);
+    }
+}

@@ -1,0 +1,606 @@
+//! `warpsim run sharks`: Sharks World, with population files, a deaths CSV, an SVG of the world
+//! at the end, and `--verify` against the brute-force oracle.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, ValueEnum};
+use plotters::prelude::*;
+use serde_json::{Value, json};
+use warpsim_models::sharks::{
+    CancelStyle, Creature, DEFAULT_RADIUS, Death, Kind, RandomPopulation, SharksParams, Tally,
+    compare_deaths, oracle, write_deaths, write_population,
+};
+
+use crate::cli::CommonArgs;
+use crate::run::{Outcome, Scenario, run_config, run_on_kernel};
+
+/// How withdrawals are done, as a clap value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CancelArg {
+    /// The paper's application-level "ignore that arrival" messages.
+    App,
+    /// warpsim's kernel cancel (`ctx.cancel(handle)`).
+    Kernel,
+}
+
+impl From<CancelArg> for CancelStyle {
+    fn from(cancel: CancelArg) -> CancelStyle {
+        match cancel {
+            CancelArg::App => CancelStyle::App,
+            CancelArg::Kernel => CancelStyle::Kernel,
+        }
+    }
+}
+
+/// `W` or `WxH`.
+fn parse_world(text: &str) -> std::result::Result<(f64, f64), String> {
+    let number = |part: &str| {
+        part.trim()
+            .parse::<f64>()
+            .map_err(|_| format!("expected W or WxH with numbers W, H (got `{text}`)"))
+    };
+    match text.split_once(['x', 'X']) {
+        Some((w, h)) => Ok((number(w)?, number(h)?)),
+        None => {
+            let side = number(text)?;
+            Ok((side, side))
+        }
+    }
+}
+
+/// `NXxNY`, e.g. `8x8`. Zero parses here and is refused by validation, with the rule.
+fn parse_sectors(text: &str) -> std::result::Result<(u32, u32), String> {
+    let bad = || format!("expected NXxNY with whole numbers, e.g. 8x8 (got `{text}`)");
+    let (nx, ny) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let nx = nx.trim().parse().map_err(|_| bad())?;
+    let ny = ny.trim().parse().map_err(|_| bad())?;
+    Ok((nx, ny))
+}
+
+/// Sharks World's flags; defaults are the paper's runs (65536² world, 8×8 sectors, 2000 time
+/// units, half sharks, speeds 50–200) with a radius of 5, which eats about half the fish.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct SharksArgs {
+    /// Number of creatures in the random population.
+    #[arg(long, default_value_t = 2048)]
+    pub(crate) creatures: u32,
+    /// Fraction of the creatures that are sharks.
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    pub(crate) shark_fraction: f64,
+    /// Smallest speed (units per time unit).
+    #[arg(long, default_value_t = 50.0, allow_negative_numbers = true)]
+    pub(crate) speed_min: f64,
+    /// Largest speed.
+    #[arg(long, default_value_t = 200.0, allow_negative_numbers = true)]
+    pub(crate) speed_max: f64,
+    /// Attack radius of every shark (or give --radius-min and --radius-max).
+    #[arg(long, default_value_t = DEFAULT_RADIUS, allow_negative_numbers = true,
+          conflicts_with_all = ["radius_min", "radius_max"])]
+    pub(crate) radius: f64,
+    /// Smallest attack radius (radii uniform in [min, max]).
+    #[arg(long, requires = "radius_max", allow_negative_numbers = true)]
+    pub(crate) radius_min: Option<f64>,
+    /// Largest attack radius.
+    #[arg(long, requires = "radius_min", allow_negative_numbers = true)]
+    pub(crate) radius_max: Option<f64>,
+    /// World size, W or WxH (a torus).
+    #[arg(long, default_value = "65536", value_parser = parse_world, value_name = "W[xH]")]
+    pub(crate) world: (f64, f64),
+    /// Sector grid, NXxNY: the sectors are the LPs.
+    #[arg(long, default_value = "8x8", value_parser = parse_sectors, value_name = "NXxNY")]
+    pub(crate) sectors: (u32, u32),
+    /// End of simulated time (contacts at the end still count).
+    #[arg(long, default_value_t = 2000.0, allow_negative_numbers = true)]
+    pub(crate) end: f64,
+    /// How a sector withdraws the arrival of a fish that died first.
+    #[arg(long, value_enum, default_value_t = CancelArg::App)]
+    pub(crate) cancel: CancelArg,
+    /// Busy-work iterations per event (the paper's delay loops, to raise granularity).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) work: u32,
+    /// Read the population from a CSV file (id,kind,x,y,vx,vy,radius) instead of drawing it.
+    #[arg(long, value_name = "FILE.csv",
+          conflicts_with_all = ["creatures", "shark_fraction", "speed_min", "speed_max", "radius", "radius_min", "radius_max"])]
+    pub(crate) population: Option<PathBuf>,
+    /// Write the population to a CSV file (replay it with --population).
+    #[arg(long, value_name = "FILE.csv")]
+    pub(crate) dump_population: Option<PathBuf>,
+    /// Write the deaths to a CSV file (fish,shark,time; sorted by fish id).
+    #[arg(long, value_name = "FILE.csv")]
+    pub(crate) deaths: Option<PathBuf>,
+    /// Draw the world at the end as SVG: sectors, sharks and their radii, live fish, deaths.
+    #[arg(long, value_name = "FILE.svg")]
+    pub(crate) plot: Option<PathBuf>,
+    /// Check the deaths against the brute-force oracle; fail if they differ.
+    #[arg(long)]
+    pub(crate) verify: bool,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
+}
+
+impl SharksArgs {
+    fn model_params(&self) -> SharksParams {
+        SharksParams {
+            width: self.world.0,
+            height: self.world.1,
+            sectors_x: self.sectors.0,
+            sectors_y: self.sectors.1,
+            end: self.end,
+            cancel: self.cancel.into(),
+            work: self.work,
+        }
+    }
+
+    fn random_population(&self) -> RandomPopulation {
+        RandomPopulation {
+            creatures: self.creatures,
+            shark_fraction: self.shark_fraction,
+            speed_min: self.speed_min,
+            speed_max: self.speed_max,
+            radius_min: self.radius_min.unwrap_or(self.radius),
+            radius_max: self.radius_max.unwrap_or(self.radius),
+        }
+    }
+
+    /// The population: read from `--population`, or drawn from `seed`.
+    fn population(&self, params: &SharksParams, seed: u64) -> Result<Vec<Creature>> {
+        match &self.population {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                params
+                    .read_population(&text)
+                    .map_err(|error| anyhow!("{}: {error}", path.display()))
+            }
+            None => Ok(self.random_population().generate(params, seed)?),
+        }
+    }
+}
+
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+impl Scenario for SharksArgs {
+    fn name(&self) -> &'static str {
+        "sharks"
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+
+    fn default_seed(&self) -> u64 {
+        7
+    }
+
+    fn title(&self) -> String {
+        let population = match &self.population {
+            Some(path) => format!("population {}", path.display()),
+            None => {
+                let random = self.random_population();
+                let radius = if random.radius_min == random.radius_max {
+                    format!("radius {}", random.radius_min)
+                } else {
+                    format!("radius {}-{}", random.radius_min, random.radius_max)
+                };
+                format!(
+                    "{} creatures ({}% sharks), speed {}-{}, {radius}",
+                    random.creatures,
+                    100.0 * random.shark_fraction,
+                    random.speed_min,
+                    random.speed_max
+                )
+            }
+        };
+        format!(
+            "Sharks World: {population}, world {}x{}, sectors {}x{}, end {}, cancel {}, work {}",
+            self.world.0,
+            self.world.1,
+            self.sectors.0,
+            self.sectors.1,
+            self.end,
+            match self.cancel {
+                CancelArg::App => "app",
+                CancelArg::Kernel => "kernel",
+            },
+            self.work
+        )
+    }
+
+    fn params(&self) -> Value {
+        let mut params = serde_json::to_value(self.model_params()).unwrap_or(Value::Null);
+        if let Value::Object(fields) = &mut params {
+            match &self.population {
+                Some(path) => {
+                    fields.insert("population".into(), Value::from(path.display().to_string()));
+                }
+                None => {
+                    if let Ok(Value::Object(random)) =
+                        serde_json::to_value(self.random_population())
+                    {
+                        fields.extend(random);
+                    }
+                }
+            }
+        }
+        params
+    }
+
+    fn validate(&self) -> Result<()> {
+        let params = self.model_params();
+        params.validate()?;
+        if self.population.is_none() {
+            self.random_population().validate(&params)?;
+        }
+        Ok(())
+    }
+
+    fn run_once(&self, seed: u64, primary: bool) -> Result<Outcome> {
+        let params = self.model_params();
+        let creatures = self.population(&params, seed)?;
+        if primary && let Some(path) = &self.dump_population {
+            write_file(path, &write_population(&creatures))?;
+        }
+        let lps = params.build(&creatures)?;
+        let config = run_config(&self.common, seed, params.kernel_end_time());
+        let mut tally = Tally::default();
+        let result = run_on_kernel(&self.common, config, lps, &mut tally, primary);
+        let mut outcome = Outcome::from_result(result);
+        let deaths = tally.sorted_deaths();
+        describe(&params, &creatures, &tally, &deaths, &mut outcome);
+        if !primary {
+            return Ok(outcome);
+        }
+        if let Some(path) = &self.deaths {
+            write_file(path, &write_deaths(&deaths))?;
+        }
+        if let Some(path) = &self.plot {
+            plot_world(path, &params, &creatures, &deaths)?;
+        }
+        if self.verify {
+            if outcome.error.is_some() || tally.settled != params.sectors() {
+                bail!("verify: the run did not finish, so its deaths are incomplete");
+            }
+            let expected = oracle(&params, &creatures)?;
+            let mismatches = compare_deaths(&params, &creatures, &deaths, &expected);
+            if let Some(first) = mismatches.first() {
+                bail!(
+                    "verify failed: {} fish disagree with the brute-force oracle (first: {first})",
+                    mismatches.len()
+                );
+            }
+            outcome.metrics.insert("verified".into(), Value::from(true));
+            let _ = writeln!(
+                outcome.text,
+                "verify            {} deaths match the brute-force oracle",
+                deaths.len()
+            );
+        }
+        Ok(outcome)
+    }
+}
+
+/// The model's figures: into the JSON metrics and the readable lines.
+fn describe(
+    params: &SharksParams,
+    creatures: &[Creature],
+    tally: &Tally,
+    deaths: &[Death],
+    outcome: &mut Outcome,
+) {
+    let sharks = creatures.iter().filter(|c| c.kind == Kind::Shark).count();
+    let fish = creatures.len() - sharks;
+    let stats = &tally.stats;
+    let report = &outcome.report;
+    let events = report.events_committed;
+    let granularity_us = if events > 0 {
+        report.wall_seconds * 1e6 / events as f64
+    } else {
+        0.0
+    };
+    let eaten_fraction = if fish > 0 {
+        deaths.len() as f64 / fish as f64
+    } else {
+        0.0
+    };
+    let metrics = &mut outcome.metrics;
+    metrics.insert("creatures".into(), Value::from(creatures.len()));
+    metrics.insert("sharks".into(), Value::from(sharks));
+    metrics.insert("fish".into(), Value::from(fish));
+    metrics.insert("sectors".into(), Value::from(params.sectors()));
+    metrics.insert(
+        "sector_grid".into(),
+        Value::from(format!("{}x{}", params.sectors_x, params.sectors_y)),
+    );
+    metrics.insert(
+        "events_by_kind".into(),
+        json!({
+            "fish_arrival": stats.fish_arrivals,
+            "shark_arrival": stats.shark_arrivals,
+            "shark_sighting": stats.shark_sightings,
+            "withdrawal_message": stats.withdraw_messages,
+            "settle": stats.settles,
+        }),
+    );
+    metrics.insert("withdrawals".into(), Value::from(stats.withdrawals));
+    metrics.insert(
+        "ignored_arrivals".into(),
+        Value::from(stats.ignored_arrivals),
+    );
+    metrics.insert("death_revisions".into(), Value::from(stats.revisions));
+    metrics.insert("fish_eaten".into(), Value::from(deaths.len()));
+    metrics.insert("eaten_fraction".into(), Value::from(eaten_fraction));
+    metrics.insert("granularity_us".into(), Value::from(granularity_us));
+    metrics.insert("peak_fish_per_sector".into(), Value::from(stats.peak_fish));
+    metrics.insert(
+        "peak_sharks_per_sector".into(),
+        Value::from(stats.peak_sharks),
+    );
+    metrics.insert(
+        "complete".into(),
+        Value::from(tally.settled == params.sectors()),
+    );
+    if let Some(cp) = &report.critical_path {
+        metrics.insert("available_parallelism".into(), Value::from(cp.parallelism));
+    }
+
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "creatures         {} ({sharks} sharks, {fish} fish) in {} sectors ({}x{})",
+        creatures.len(),
+        params.sectors(),
+        params.sectors_x,
+        params.sectors_y
+    );
+    let _ = writeln!(
+        text,
+        "events by kind    fish arrivals {}, shark arrivals {}, shark sightings {}, withdraw messages {}, settles {}",
+        stats.fish_arrivals,
+        stats.shark_arrivals,
+        stats.shark_sightings,
+        stats.withdraw_messages,
+        stats.settles
+    );
+    let _ = writeln!(
+        text,
+        "withdrawals       {} (ignored arrivals {}, deaths taken over by an earlier shark {})",
+        stats.withdrawals, stats.ignored_arrivals, stats.revisions
+    );
+    let _ = writeln!(
+        text,
+        "fish eaten        {} of {fish} ({:.1}%)",
+        deaths.len(),
+        100.0 * eaten_fraction
+    );
+    let _ = writeln!(text, "granularity       {granularity_us:.3} µs per event");
+    if let Some(cp) = &report.critical_path {
+        let _ = writeln!(
+            text,
+            "parallelism       {:.2} available (critical path), at most {} (the sectors)",
+            cp.parallelism,
+            params.sectors()
+        );
+    }
+    if tally.settled != params.sectors() {
+        let _ = writeln!(
+            text,
+            "incomplete        the run stopped early: {} of {} sectors settled, deaths are partial",
+            tally.settled,
+            params.sectors()
+        );
+    }
+    outcome.text.push_str(&text);
+}
+
+/// A plotters error as a one-line anyhow error.
+fn drawing<E: std::fmt::Display>(error: E) -> anyhow::Error {
+    anyhow!("plot: {error}")
+}
+
+/// The part of segment `a`–`b` inside `[0, w] × [0, h]` (Liang–Barsky), if any.
+fn clip(a: (f64, f64), b: (f64, f64), w: f64, h: f64) -> Option<((f64, f64), (f64, f64))> {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let (mut t0, mut t1) = (0.0f64, 1.0f64);
+    for (p, q) in [(-dx, a.0), (dx, w - a.0), (-dy, a.1), (dy, h - a.1)] {
+        if p == 0.0 {
+            if q < 0.0 {
+                return None;
+            }
+        } else {
+            let r = q / p;
+            if p < 0.0 {
+                t0 = t0.max(r);
+            } else {
+                t1 = t1.min(r);
+            }
+        }
+    }
+    (t0 <= t1).then_some((
+        (a.0 + t0 * dx, a.1 + t0 * dy),
+        (a.0 + t1 * dx, a.1 + t1 * dy),
+    ))
+}
+
+/// The world at the end: sector grid, sharks with their radius circles (wrapped across the
+/// edges), live fish, and crosses where fish died.
+fn plot_world(
+    path: &Path,
+    params: &SharksParams,
+    creatures: &[Creature],
+    deaths: &[Death],
+) -> Result<()> {
+    let (w, h) = (params.width, params.height);
+    let side = 900u32;
+    let size = if w >= h {
+        (side, ((f64::from(side) * h / w) as u32).max(200))
+    } else {
+        (((f64::from(side) * w / h) as u32).max(200), side)
+    };
+    let wrap = |(x, y): (f64, f64)| (x.rem_euclid(w), y.rem_euclid(h));
+    let died: std::collections::BTreeMap<u32, f64> =
+        deaths.iter().map(|d| (d.fish, d.time)).collect();
+    let live_fish = creatures
+        .iter()
+        .filter(|c| c.kind == Kind::Fish && !died.contains_key(&c.id))
+        .count();
+    let sharks: Vec<&Creature> = creatures.iter().filter(|c| c.kind == Kind::Shark).collect();
+
+    let root = SVGBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE).map_err(drawing)?;
+    let title = format!(
+        "Sharks World at t = {}: {} sharks, {live_fish} live fish, {} eaten (x)",
+        params.end,
+        sharks.len(),
+        deaths.len()
+    );
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 16))
+        .margin(12)
+        .x_label_area_size(30)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0.0..w, 0.0..h)
+        .map_err(drawing)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .draw()
+        .map_err(drawing)?;
+
+    let grid_style = RGBColor(190, 190, 190).stroke_width(1);
+    let mut lines = Vec::new();
+    for i in 0..=params.sectors_x {
+        let x = f64::from(i) * w / f64::from(params.sectors_x);
+        lines.push(vec![(x, 0.0), (x, h)]);
+    }
+    for j in 0..=params.sectors_y {
+        let y = f64::from(j) * h / f64::from(params.sectors_y);
+        lines.push(vec![(0.0, y), (w, y)]);
+    }
+    chart
+        .draw_series(
+            lines
+                .into_iter()
+                .map(|line| PathElement::new(line, grid_style)),
+        )
+        .map_err(drawing)?;
+
+    // Radius circles, drawn as clipped polygons so that a circle across an edge of the torus
+    // shows on both sides.
+    let pixels_per_unit = f64::from(chart.plotting_area().dim_in_pixel().0) / w;
+    let shark_colour = RGBColor(213, 94, 0);
+    let mut segments = Vec::new();
+    for shark in &sharks {
+        let (cx, cy) = wrap(shark.position_at(params.end));
+        let radius_px = shark.radius * pixels_per_unit;
+        if radius_px < 1.5 {
+            continue;
+        }
+        let steps = (radius_px as usize).clamp(12, 72);
+        for (ox, oy) in [-1.0, 0.0, 1.0]
+            .iter()
+            .flat_map(|&i| [-1.0, 0.0, 1.0].map(move |j| (i * w, j * h)))
+        {
+            let (x, y) = (cx + ox, cy + oy);
+            if x + shark.radius < 0.0
+                || x - shark.radius > w
+                || y + shark.radius < 0.0
+                || y - shark.radius > h
+            {
+                continue;
+            }
+            let point = |k: usize| {
+                let angle = std::f64::consts::TAU * k as f64 / steps as f64;
+                (
+                    x + shark.radius * angle.cos(),
+                    y + shark.radius * angle.sin(),
+                )
+            };
+            for k in 0..steps {
+                if let Some((a, b)) = clip(point(k), point(k + 1), w, h) {
+                    segments.push(vec![a, b]);
+                }
+            }
+        }
+    }
+    chart
+        .draw_series(
+            segments
+                .into_iter()
+                .map(|segment| PathElement::new(segment, shark_colour.stroke_width(1))),
+        )
+        .map_err(drawing)?;
+    chart
+        .draw_series(sharks.iter().map(|shark| {
+            Circle::new(
+                wrap(shark.position_at(params.end)),
+                3,
+                shark_colour.filled(),
+            )
+        }))
+        .map_err(drawing)?
+        .label("shark")
+        .legend(move |(x, y)| Circle::new((x, y), 3, shark_colour.filled()));
+    let fish_colour = RGBColor(0, 114, 178);
+    chart
+        .draw_series(
+            creatures
+                .iter()
+                .filter(|c| c.kind == Kind::Fish && !died.contains_key(&c.id))
+                .map(|fish| {
+                    Circle::new(wrap(fish.position_at(params.end)), 2, fish_colour.filled())
+                }),
+        )
+        .map_err(drawing)?
+        .label("live fish")
+        .legend(move |(x, y)| Circle::new((x, y), 2, fish_colour.filled()));
+    let dead_colour = RGBColor(90, 90, 90);
+    chart
+        .draw_series(creatures.iter().filter_map(|c| {
+            let time = died.get(&c.id)?;
+            Some(Cross::new(
+                wrap(c.position_at(*time)),
+                3,
+                dead_colour.stroke_width(1),
+            ))
+        }))
+        .map_err(drawing)?
+        .label("where a fish was eaten")
+        .legend(move |(x, y)| Cross::new((x, y), 3, dead_colour.stroke_width(1)));
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(drawing)?;
+    root.present().map_err(drawing)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn world_and_sectors_parse() {
+        assert_eq!(parse_world("65536"), Ok((65536.0, 65536.0)));
+        assert_eq!(parse_world("100x50"), Ok((100.0, 50.0)));
+        assert!(parse_world("big").is_err());
+        assert_eq!(parse_sectors("8x8"), Ok((8, 8)));
+        assert_eq!(parse_sectors("0x3"), Ok((0, 3)));
+        assert!(parse_sectors("8").is_err());
+        assert!(parse_sectors("-1x3").is_err());
+    }
+
+    #[test]
+    fn segments_are_clipped_to_the_world() {
+        assert_eq!(
+            clip((-1.0, 5.0), (11.0, 5.0), 10.0, 10.0),
+            Some(((0.0, 5.0), (10.0, 5.0)))
+        );
+        assert_eq!(clip((-5.0, -5.0), (-1.0, 20.0), 10.0, 10.0), None);
+    }
+}

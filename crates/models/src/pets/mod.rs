@@ -1,0 +1,631 @@
+//! Feeding pets: N hungry pets, K automatic feeders that break now and then, three ways.
+//!
+//! The scenario of "Golang: Discrete Event Simulation 101" (the seed article of the analyst's
+//! toolkit): `tasks` pets are all hungry at the start; `gates` feeders each feed one pet at a
+//! time, for `processing_time`; a feeder breaks with probability `break_chance` per roll and
+//! then needs `repair_time` to be repaired. The answer is when 50 %, 95 %, 99 % and 100 % of the
+//! pets have been fed. The article writes the simulation three times, and so do we
+//! ([`Style`]):
+//!
+//! | style | article's version | how time moves | breakage rolled | durations |
+//! |-------|-------------------|----------------|-----------------|-----------|
+//! | [`Style::Step`] | 1, fixed time increments | by `processing_time` per step | once per healthy feeder per step | fixed |
+//! | [`Style::Jump`] | 2, event-time jumps | to the next repair, or one step | once per healthy feeder per jump | fixed |
+//! | [`Style::Events`] | 3, event priority queue | to the next event | once per feeder (all `K`) per event | [`Durations`] |
+//!
+//! Step and jump are plain loops, as in the article ([`PetsParams::run_loop`]). The events
+//! style is a [`LogicalProcess`](warpsim_core::LogicalProcess), [`FeedingStation`], so it runs
+//! unchanged on every warpsim kernel.
+//!
+//! **The styles are different models**, exactly as in the article: the events style rolls
+//! breakage for all `K` feeders at *every event* (so breakdowns are far more frequent), lets a
+//! pet finish its meal on a feeder that broke meanwhile, and draws random durations. They agree
+//! when nothing breaks and durations are constant: then all `N` pets are fed at exactly
+//! `ceil(N / K) · T` in every style. The jump style approximates the step style; see
+//! [`Style::Jump`] for what it gets wrong and by how much.
+//!
+//! # Example
+//!
+//! ```
+//! use warpsim_models::pets::{Durations, PetsParams, Style};
+//!
+//! // The deterministic case: nothing breaks, every meal takes exactly 15.
+//! for style in [Style::Step, Style::Jump, Style::Events] {
+//!     let params = PetsParams {
+//!         tasks: 1000,
+//!         gates: 7,
+//!         break_chance: 0.0,
+//!         style,
+//!         durations: Durations::Constant,
+//!         ..PetsParams::default()
+//!     };
+//!     let result = params.run(100).unwrap();
+//!     assert_eq!(result.p100, Some(143.0 * 15.0)); // ceil(1000 / 7) = 143 rounds
+//! }
+//! ```
+//!
+//! # Deviations from the article, and why
+//!
+//! - Time is a real number, not an integer: the article truncates random durations with Go's
+//!   `int(...)`; we keep `max(0, T + N(0,1)·T/4)` as a real, as the issue states it.
+//! - In the events style a feeder takes a pet only while hungry pets remain. The article keeps
+//!   starting meals after the last pet has sat down (its loop never counts hungry pets), so
+//!   with random durations a meal of a pet that does not exist can end before the last real one
+//!   and make the 100 % time too early. With constant durations the two agree exactly.
+//! - Breakage is rolled as in the article, one Bernoulli(`break_chance`) trial per feeder, but
+//!   we draw the number of failed trials before the next success (a geometric variable) instead
+//!   of every trial. Trials are independent and memoryless, so the distribution is the same;
+//!   only the random numbers consumed differ, and a roll costs O(1) instead of O(K).
+
+mod durations;
+mod events;
+mod jump;
+mod step;
+
+use std::time::Instant;
+
+use rand::{RngExt, SeedableRng};
+use warpsim_core::{Committed, Kernel, LpRng, RunConfig, RunError, Sequential, derive_seed};
+
+pub use durations::Durations;
+pub(crate) use durations::Sampler;
+pub use events::{FeedingStation, Milestone, PetsEvent};
+
+use crate::{ParamError, check_range};
+
+/// Which of the article's three simulations to run.
+///
+/// ```
+/// use warpsim_models::pets::Style;
+/// assert_eq!("jump".parse::<Style>().unwrap(), Style::Jump);
+/// assert_eq!(Style::Events.to_string(), "events");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Style {
+    /// Fixed time increments (the article's first version): each step lasts `processing_time`,
+    /// every healthy feeder feeds one pet, then each healthy feeder breaks with probability
+    /// `break_chance` and is repaired `repair_time` later (repairs wait in a FIFO ring, which
+    /// is ordered because the repair time is fixed).
+    Step,
+    /// Event-time jumps (the article's second version): like [`Style::Step`], but time jumps
+    /// to the next repair when one is pending, crediting `floor((K − broken) · Δt / T)` meals.
+    ///
+    /// **What it approximates.** It approximates the step style by treating feeding as a
+    /// fluid between repairs. Three errors follow, as the article warns: meals in progress
+    /// when a jump ends are lost (the floor), and several short jumps in a row can credit no
+    /// meal at all; breakage is rolled only once per jump rather than once per meal, so while
+    /// a repair is pending feeders break less often; and a percentile is reported at the end
+    /// of the jump that crosses it, which can be up to `repair_time` late. The measured
+    /// difference against the step and events styles is in the test `pets_styles` and in
+    /// BENCHMARKS.md (`## Feeding pets`).
+    Jump,
+    /// The event priority queue (the article's third version), as a warpsim model
+    /// ([`FeedingStation`]). Meals and repairs are events with random durations
+    /// ([`Durations`]); at every event each of the `K` feeders rolls for breakage (stopping
+    /// once all are broken), as the article does.
+    #[default]
+    Events,
+}
+
+impl std::str::FromStr for Style {
+    type Err = ParamError;
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name {
+            "step" => Ok(Style::Step),
+            "jump" => Ok(Style::Jump),
+            "events" => Ok(Style::Events),
+            other => Err(ParamError::new(
+                "style",
+                format!("unknown style `{other}` (expected step, jump or events)"),
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Style {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Style::Step => "step",
+            Style::Jump => "jump",
+            Style::Events => "events",
+        })
+    }
+}
+
+/// The feeding-pets scenario. The defaults are the article's: a million pets, ten feeders, a
+/// 5 % break chance, repairs of 120 and meals of 15 time units, the events style with normal
+/// durations.
+///
+/// ```
+/// use warpsim_models::pets::PetsParams;
+/// let params = PetsParams::default();
+/// assert_eq!((params.tasks, params.gates), (1_000_000, 10));
+/// assert!(PetsParams { gates: 0, ..params }.validate().is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PetsParams {
+    /// Number of pets to feed (N).
+    pub tasks: u64,
+    /// Number of feeders (K).
+    pub gates: u32,
+    /// Probability that a feeder breaks at one roll (P).
+    pub break_chance: f64,
+    /// Mean time to repair a broken feeder (R).
+    pub repair_time: f64,
+    /// Mean time a pet takes to eat (T).
+    pub processing_time: f64,
+    /// Which of the three simulations to run.
+    pub style: Style,
+    /// How meal and repair durations are drawn (events style only; step and jump use fixed
+    /// durations, so they accept only [`Durations::Constant`]).
+    pub durations: Durations,
+    /// Stop at this simulated time, exclusive (default infinity: run until every pet is fed).
+    /// Percentiles not reached by then are `None`. Planning uses it to stop a run at the
+    /// deadline it is checked against.
+    pub end: f64,
+}
+
+impl Default for PetsParams {
+    fn default() -> Self {
+        PetsParams {
+            tasks: 1_000_000,
+            gates: 10,
+            break_chance: 0.05,
+            repair_time: 120.0,
+            processing_time: 15.0,
+            style: Style::Events,
+            durations: Durations::Normal,
+            end: f64::INFINITY,
+        }
+    }
+}
+
+/// A failed pets run: bad parameters, or an error of the kernel running the events style.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum PetsError {
+    /// A parameter was refused; nothing ran.
+    #[error(transparent)]
+    Param(#[from] ParamError),
+    /// The kernel stopped the run (it carries the partial report).
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+impl PetsParams {
+    /// Checks every parameter.
+    ///
+    /// # Errors
+    ///
+    /// A [`ParamError`] naming the first bad parameter: no pets, no feeders, a break chance
+    /// outside `[0, 1]` (or of 1 in the events style), a negative or non-finite repair time, a
+    /// meal time that is not positive, an end time that is not positive, or random durations
+    /// with the step or jump style.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        if self.tasks == 0 {
+            return Err(ParamError::new("tasks", "must be at least 1 (got 0)"));
+        }
+        if self.gates == 0 {
+            return Err(ParamError::new("gates", "must be at least 1 (got 0)"));
+        }
+        check_range("break-chance", self.break_chance, 0.0, 1.0)?;
+        check_range("repair-time", self.repair_time, 0.0, f64::MAX)?;
+        check_range("processing-time", self.processing_time, 0.0, f64::MAX)?;
+        if self.end.is_nan() || self.end <= 0.0 {
+            return Err(ParamError::new(
+                "end",
+                format!("must be positive (got {})", self.end),
+            ));
+        }
+        // A meal of length 0 would let the step style loop without time passing (and the
+        // jump style divides by it), so a meal must take some time.
+        if self.processing_time <= 0.0 {
+            return Err(ParamError::new(
+                "processing-time",
+                format!("must be positive (got {})", self.processing_time),
+            ));
+        }
+        if self.style == Style::Events && self.break_chance >= 1.0 {
+            // In the article's third version every event rolls breakage for every feeder, so
+            // with certain breakage a repaired feeder breaks again at once and no pet is ever
+            // fed: the run would never end.
+            return Err(ParamError::new(
+                "break-chance",
+                "must be below 1 in the events style (every feeder would break again at every \
+                 event and no pet would ever be fed)",
+            ));
+        }
+        if self.style != Style::Events && self.durations != Durations::Constant {
+            return Err(ParamError::new(
+                "durations",
+                format!(
+                    "the {} style uses fixed durations (the article's version {}); \
+                     random durations ({}) need --style events",
+                    self.style,
+                    if self.style == Style::Step { 1 } else { 2 },
+                    self.durations
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the parameters and makes the events-style model: one [`FeedingStation`] LP.
+    /// (It builds the events model whatever [`PetsParams::style`] says.)
+    ///
+    /// ```
+    /// use warpsim_core::{Kernel, RunConfig, Sequential};
+    /// use warpsim_models::pets::{PetsParams, PetsResult};
+    ///
+    /// let params = PetsParams { tasks: 500, ..PetsParams::default() };
+    /// let mut outputs = Vec::new();
+    /// let report = Sequential::new(RunConfig::new(1))
+    ///     .run(params.build().unwrap(), &mut outputs)
+    ///     .unwrap();
+    /// let result = PetsResult::from_milestones(params.tasks, &outputs, report.events_committed);
+    /// assert!(result.p50.unwrap() <= result.p100.unwrap());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`ParamError`] naming the first bad parameter.
+    pub fn build(&self) -> Result<Vec<FeedingStation>, ParamError> {
+        let mut params = self.clone();
+        params.style = Style::Events;
+        params.validate()?;
+        Ok(vec![FeedingStation::new(&params)])
+    }
+
+    /// Runs the step or jump style (plain loops, no kernel) with random seed `seed`, for at
+    /// most `max_steps` loop iterations (`None`: until every pet is fed).
+    ///
+    /// ```
+    /// use warpsim_models::pets::{Durations, PetsParams, Style};
+    /// let params = PetsParams { tasks: 10_000, style: Style::Step, durations: Durations::Constant, ..PetsParams::default() };
+    /// let result = params.run_loop(100, None).unwrap();
+    /// assert!(result.complete);
+    /// assert!(result.p100.unwrap() >= 1000.0 * 15.0); // at least ceil(10000 / 10) steps
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`ParamError`] for bad parameters, or when the style is [`Style::Events`] (which
+    /// needs a kernel: use [`PetsParams::build`] or [`PetsParams::run`]).
+    pub fn run_loop(&self, seed: u64, max_steps: Option<u64>) -> Result<PetsResult, ParamError> {
+        self.validate()?;
+        let started = Instant::now();
+        let mut rng = LpRng::seed_from_u64(derive_seed(seed, 0));
+        let max_steps = max_steps.unwrap_or(u64::MAX);
+        let mut result = match self.style {
+            Style::Step => step::run(self, &mut rng, max_steps),
+            Style::Jump => jump::run(self, &mut rng, max_steps),
+            Style::Events => {
+                return Err(ParamError::new(
+                    "style",
+                    "the events style runs on a kernel (use build or run)",
+                ));
+            }
+        };
+        result.wall_seconds = started.elapsed().as_secs_f64();
+        Ok(result)
+    }
+
+    /// Runs the chosen style to completion with seed `seed`; the events style runs on the
+    /// sequential kernel.
+    ///
+    /// ```
+    /// use warpsim_models::pets::PetsParams;
+    /// let result = PetsParams { tasks: 2000, ..PetsParams::default() }.run(100).unwrap();
+    /// assert!(result.complete);
+    /// let (p50, p100) = (result.p50.unwrap(), result.p100.unwrap());
+    /// assert!(0.0 < p50 && p50 <= p100);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`PetsError::Param`] for bad parameters; [`PetsError::Run`] if the kernel fails.
+    pub fn run(&self, seed: u64) -> Result<PetsResult, PetsError> {
+        match self.style {
+            Style::Step | Style::Jump => Ok(self.run_loop(seed, None)?),
+            Style::Events => {
+                let lps = self.build()?;
+                let mut outputs = Vec::new();
+                let config = RunConfig::new(seed).end_time(self.end);
+                let report = Sequential::new(config).run(lps, &mut outputs)?;
+                let mut result =
+                    PetsResult::from_milestones(self.tasks, &outputs, report.events_committed);
+                result.wall_seconds = report.wall_seconds;
+                Ok(result)
+            }
+        }
+    }
+}
+
+/// One point of the completion curve: by `time`, `fed` pets had been fed.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct CurvePoint {
+    /// Simulation time.
+    pub time: f64,
+    /// Pets fed by then.
+    pub fed: u64,
+}
+
+/// What a pets run found, in any style.
+///
+/// Percentile times are `None` when the run stopped (an event limit) before reaching them.
+///
+/// ```
+/// use warpsim_models::pets::{CurvePoint, PetsResult};
+/// let curve = vec![CurvePoint { time: 1.0, fed: 5 }, CurvePoint { time: 2.0, fed: 10 }];
+/// let result = PetsResult::from_curve(10, curve, 2, 0);
+/// assert_eq!(result.time_to(50.0), Some(1.0));
+/// assert_eq!(result.p100, Some(2.0));
+/// ```
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PetsResult {
+    /// Number of pets.
+    pub tasks: u64,
+    /// Time by which 50 % of the pets were fed.
+    pub p50: Option<f64>,
+    /// Time by which 95 % of the pets were fed.
+    pub p95: Option<f64>,
+    /// Time by which 99 % of the pets were fed.
+    pub p99: Option<f64>,
+    /// Time by which every pet was fed.
+    pub p100: Option<f64>,
+    /// How many times a feeder broke.
+    pub breakdowns: u64,
+    /// Events (events style) or loop iterations (step and jump).
+    pub events: u64,
+    /// Whether every pet was fed.
+    pub complete: bool,
+    /// Wall-clock seconds of the run (0 when unknown).
+    pub wall_seconds: f64,
+    /// Pets fed against time: a point each time another 0.1 % of the pets (and each of the
+    /// four percentiles) was reached, in time order.
+    pub curve: Vec<CurvePoint>,
+}
+
+impl PetsResult {
+    /// A result from a completion curve (points in time order, `fed` never decreasing).
+    pub fn from_curve(
+        tasks: u64,
+        curve: Vec<CurvePoint>,
+        events: u64,
+        breakdowns: u64,
+    ) -> PetsResult {
+        let mut result = PetsResult {
+            tasks,
+            p50: None,
+            p95: None,
+            p99: None,
+            p100: None,
+            breakdowns,
+            events,
+            complete: curve.last().is_some_and(|point| point.fed >= tasks),
+            wall_seconds: 0.0,
+            curve,
+        };
+        result.p50 = result.time_to(50.0);
+        result.p95 = result.time_to(95.0);
+        result.p99 = result.time_to(99.0);
+        result.p100 = result.time_to(100.0);
+        result
+    }
+
+    /// A result from the committed outputs of a [`FeedingStation`] run.
+    pub fn from_milestones(
+        tasks: u64,
+        outputs: &[Committed<Milestone>],
+        events: u64,
+    ) -> PetsResult {
+        let curve = outputs
+            .iter()
+            .map(|committed| CurvePoint {
+                time: committed.time().as_f64(),
+                fed: committed.output.fed,
+            })
+            .collect();
+        let breakdowns = outputs.last().map_or(0, |last| last.output.breakdowns);
+        PetsResult::from_curve(tasks, curve, events, breakdowns)
+    }
+
+    /// The time by which `percent` % of the pets were fed (the article's rule: the first time
+    /// at which `100 · fed / N`, rounded down, reaches `percent`). Exact for multiples of
+    /// 0.1 %, which are all on the curve; `None` if the run never got there.
+    pub fn time_to(&self, percent: f64) -> Option<f64> {
+        let needed = threshold(self.tasks, percent);
+        self.curve
+            .iter()
+            .find(|point| point.fed >= needed)
+            .map(|point| point.time)
+    }
+}
+
+/// The number of fed pets at which `percent` % is reached: the smallest `fed` with
+/// `100 · fed / tasks ≥ percent`, i.e. `ceil(percent · tasks / 100)`.
+fn threshold(tasks: u64, percent: f64) -> u64 {
+    // Integer arithmetic for whole per-mille values keeps the common cases exact.
+    let per_mille = percent * 10.0;
+    if per_mille.fract() == 0.0 && (0.0..=1000.0).contains(&per_mille) {
+        let needed = (u128::from(tasks) * per_mille as u128).div_ceil(1000);
+        return needed as u64;
+    }
+    (percent / 100.0 * tasks as f64).ceil() as u64
+}
+
+/// How many points the completion curve has (one per 0.1 % of the pets).
+const CURVE_POINTS: u64 = 1000;
+
+/// The fed counts at which a run records a curve point: every 0.1 % of the pets (which
+/// includes the 50, 95, 99 and 100 % percentiles). Small and `Copy`, so the events-style LP
+/// carries it in its state at no cost.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Marks {
+    tasks: u64,
+    /// Index of the next curve point (1 ..= CURVE_POINTS).
+    index: u64,
+    /// Fed count of the next curve point.
+    next: u64,
+}
+
+impl Marks {
+    pub(crate) fn new(tasks: u64) -> Marks {
+        let mut marks = Marks {
+            tasks,
+            index: 0,
+            next: 0,
+        };
+        marks.advance(0);
+        marks
+    }
+
+    /// The fed count at which the next point is due.
+    #[inline]
+    pub(crate) fn next(&self) -> u64 {
+        self.next
+    }
+
+    /// Moves past every point at or below `fed`.
+    pub(crate) fn advance(&mut self, fed: u64) {
+        while self.index < CURVE_POINTS && self.next <= fed {
+            self.index += 1;
+            self.next = (u128::from(self.tasks) * u128::from(self.index))
+                .div_ceil(u128::from(CURVE_POINTS)) as u64;
+        }
+        if self.next <= fed {
+            // Every point is behind us.
+            self.next = u64::MAX;
+        }
+    }
+}
+
+/// Breakage rolls: a run of independent Bernoulli(`break_chance`) trials, consumed a few at a
+/// time. It keeps the number of failures left before the next success, drawn from a geometric
+/// distribution, so a roll of many feeders costs one comparison unless one breaks.
+///
+/// # Implementation
+///
+/// The gap is drawn by inversion, `floor(ln U / ln(1 − p))` with `U` uniform on `(0, 1]`: one
+/// logarithm per breakdown (rand_distr's exact `Geometric` sampler takes a rejection loop with
+/// `powi`, which cost 12 % of the events style's time).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Breakage {
+    /// `1 / ln(1 − p)` (negative), or `None` when the break chance is 0: nothing breaks.
+    inverse_log: Option<f64>,
+    /// Failed trials left before the next success.
+    failures_left: u64,
+}
+
+impl Breakage {
+    pub(crate) fn new(break_chance: f64) -> Breakage {
+        let inverse_log = (break_chance > 0.0).then(|| 1.0 / (-break_chance).ln_1p());
+        Breakage {
+            inverse_log,
+            failures_left: u64::MAX,
+        }
+    }
+
+    /// Failed trials before the next success: `floor(ln U / ln(1 − p))`. With `p = 1` the
+    /// logarithm is −∞ and the quotient −0, so every trial succeeds; a huge quotient saturates.
+    #[inline]
+    fn gap(inverse_log: f64, rng: &mut LpRng) -> u64 {
+        let uniform = 1.0 - rng.random::<f64>();
+        (uniform.ln() * inverse_log) as u64
+    }
+
+    /// Draws the first gap (call once, with the run's generator, before rolling).
+    pub(crate) fn start(&mut self, rng: &mut LpRng) {
+        if let Some(inverse_log) = self.inverse_log {
+            self.failures_left = Breakage::gap(inverse_log, rng);
+        }
+    }
+
+    /// Rolls `rolls` trials, stopping early after `cap` successes (the trials after that are
+    /// not made, as in the article's loop). Returns the number of successes.
+    #[inline]
+    pub(crate) fn roll(&mut self, mut rolls: u64, cap: u64, rng: &mut LpRng) -> u64 {
+        let Some(inverse_log) = self.inverse_log else {
+            return 0;
+        };
+        let mut breaks = 0;
+        while breaks < cap {
+            if self.failures_left >= rolls {
+                self.failures_left -= rolls;
+                break;
+            }
+            rolls -= self.failures_left + 1;
+            breaks += 1;
+            self.failures_left = Breakage::gap(inverse_log, rng);
+        }
+        breaks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_follow_the_article_rule() {
+        // 100 * fed / tasks (integer division) >= p.
+        for tasks in [1u64, 3, 7, 10, 999, 1_000_000] {
+            for percent in [50u64, 95, 99, 100] {
+                let needed = threshold(tasks, percent as f64);
+                assert!(100 * needed / tasks >= percent);
+                assert!(needed == 0 || 100 * (needed - 1) / tasks < percent);
+            }
+        }
+    }
+
+    #[test]
+    fn marks_cover_every_percentile() {
+        for tasks in [1u64, 2, 9, 10, 1001, 123_457] {
+            let mut marks = Marks::new(tasks);
+            let mut points = Vec::new();
+            let mut fed = 0;
+            while marks.next() != u64::MAX {
+                fed = marks.next();
+                points.push(fed);
+                marks.advance(fed);
+            }
+            assert_eq!(fed, tasks);
+            for percent in [50.0, 95.0, 99.0, 100.0] {
+                assert!(
+                    points.contains(&threshold(tasks, percent)),
+                    "{tasks} {percent}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn breakage_matches_bernoulli_trials() {
+        // Mean number of successes in 10 rolls at p = 0.05 is 0.5, whatever the batching.
+        let mut rng = LpRng::seed_from_u64(3);
+        let mut breakage = Breakage::new(0.05);
+        breakage.start(&mut rng);
+        let rounds = 200_000;
+        let total: u64 = (0..rounds)
+            .map(|_| breakage.roll(10, u64::MAX, &mut rng))
+            .sum();
+        let mean = total as f64 / rounds as f64;
+        assert!((mean - 0.5).abs() < 0.01, "mean {mean}");
+        // The cap: at most `cap` successes, and at p = 1 exactly `cap`.
+        let mut always = Breakage::new(1.0);
+        always.start(&mut rng);
+        assert_eq!(always.roll(10, 3, &mut rng), 3);
+        assert_eq!(always.roll(10, u64::MAX, &mut rng), 10);
+        let mut never = Breakage::new(0.0);
+        never.start(&mut rng);
+        assert_eq!(never.roll(10, 10, &mut rng), 0);
+        // The gaps are geometric: P(gap = 0) = p.
+        let mut zeros = 0;
+        let inverse_log = 1.0 / (-0.3f64).ln_1p();
+        for _ in 0..100_000 {
+            zeros += u32::from(Breakage::gap(inverse_log, &mut rng) == 0);
+        }
+        assert!((f64::from(zeros) / 1e5 - 0.3).abs() < 0.01);
+    }
+}

@@ -1,0 +1,1289 @@
+//! The timer operations shared by the game loop and by callbacks.
+//!
+//! # Ground rules
+//!
+//! These invariants hold between any two public calls, and every private helper keeps them:
+//!
+//! 1. A slot is *live* iff its state is not [`State::Free`]; `live` counts live slots. A
+//!    [`TimerId`] is valid iff its generation equals its slot's and the slot is live.
+//! 2. A slot is in the queue iff its state is [`State::Scheduled`], under the key
+//!    `(slot.time, slot.seq)`; the handle in the state names that queue entry.
+//! 3. [`State::Parked`] exists only while an advance runs (`in_advance`); every parked slot has
+//!    an entry `(slot, generation)` in `parked` (stale entries are allowed and skipped), and the
+//!    end of the advance moves every parked slot into the queue.
+//! 4. [`State::Firing`] marks a one-shot timer whose callback is running (its callback is out
+//!    of the slot). When the callback returns, a still-firing slot is released as finished; one
+//!    that the callback re-armed (`set_time`, `delay`) keeps its callback.
+//! 5. A slot with an owner is listed in that owner's `timers` at `owner_pos`.
+//! 6. A milestone in state `Waiting(Some(id))` has exactly one live internal timer, `id`, whose
+//!    callback fires that milestone.
+//! 7. `next_due` is at most the earliest due time in the queue (`+∞` only if it is empty): a
+//!    lower bound kept on every push and refreshed when the queue is looked at, so that an
+//!    advance with nothing due is one comparison and never touches the queue.
+
+use std::fmt;
+
+use warpsim_queue::Handle;
+
+use crate::TimerError;
+use crate::builder::TimerBuilder;
+use crate::ctx::TimerCtx;
+use crate::id::{MeterId, MilestoneId, OwnerId, TimerId};
+use crate::meter::Meter;
+use crate::queue::{Queue, TimerQueue};
+use crate::time::{TimeKey, check_time, offset};
+
+/// A boxed timer callback: the context `C` and the timer context.
+pub(crate) type BoxedCallback<C> = Box<dyn FnMut(&mut C, &mut TimerCtx<'_, C>)>;
+
+/// A boxed owner observer.
+type Observer = Box<dyn FnMut(TimerId, RemovalReason)>;
+
+/// Marks "no owner" in [`Slot::owner`].
+const NO_OWNER: u32 = u32::MAX;
+
+/// Slot indices stay below this, so the queue (which reserves `u32::MAX`) is never full before
+/// the manager is.
+const MAX_SLOTS: usize = u32::MAX as usize - 1;
+
+/// What a repeating timer does when one advance spans several of its periods.
+///
+/// ```
+/// use warpsim_timers::{CatchUp, Timers};
+///
+/// let mut timers = Timers::<Vec<(f64, u64)>>::new();
+/// let log_all = |log: &mut Vec<(f64, u64)>, ctx: &mut warpsim_timers::TimerCtx<'_, _>| {
+///     log.push((ctx.scheduled(), ctx.occurrences()))
+/// };
+/// timers.timer(1.0).repeat(1.0).catch_up(CatchUp::FireAll).build(log_all)?;
+/// let mut log = Vec::new();
+/// timers.advance(3.5, &mut log)?;
+/// assert_eq!(log, [(1.0, 1), (2.0, 1), (3.0, 1)]);
+///
+/// let mut timers = Timers::<Vec<(f64, u64)>>::new();
+/// timers.timer(1.0).repeat(1.0).catch_up(CatchUp::FireOnce).build(log_all)?;
+/// let mut log = Vec::new();
+/// timers.advance(3.5, &mut log)?;
+/// assert_eq!(log, [(1.0, 3)]); // once, standing for three occurrences
+/// timers.advance(0.5, &mut log)?;
+/// assert_eq!(log, [(1.0, 3), (4.0, 1)]); // and the schedule did not drift
+/// # Ok::<(), warpsim_timers::TimerError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CatchUp {
+    /// Fire once for every missed occurrence, each with its own scheduled time, in time order
+    /// with the other timers. The default.
+    #[default]
+    FireAll,
+    /// Fire once (at the first missed occurrence) and skip ahead to the first occurrence after
+    /// the end of the advance. [`TimerCtx::occurrences`] says how many occurrences the call
+    /// stands for.
+    FireOnce,
+}
+
+/// Why an owner is told that one of its timers was removed.
+///
+/// ```
+/// use std::{cell::RefCell, rc::Rc};
+/// use warpsim_timers::{RemovalReason, Timers};
+///
+/// let seen = Rc::new(RefCell::new(Vec::new()));
+/// let mut timers = Timers::<()>::new();
+/// let owner = timers.add_owner({
+///     let seen = Rc::clone(&seen);
+///     move |_id, reason| seen.borrow_mut().push(reason)
+/// });
+/// let a = timers.timer(1.0).owner(owner).build(|_, _| {})?;
+/// timers.timer(2.0).owner(owner).replacing(a).build(|_, _| {})?;
+/// timers.timer(0.5).owner(owner).build(|_, _| {})?;
+/// timers.advance(1.0, &mut ())?;
+/// drop(timers);
+/// assert_eq!(
+///     *seen.borrow(),
+///     [RemovalReason::Replaced, RemovalReason::Finished, RemovalReason::ManagerDropped]
+/// );
+/// # Ok::<(), warpsim_timers::TimerError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RemovalReason {
+    /// Removed by `cancel`, `cancel_owner` or `remove_owner`.
+    Cancelled,
+    /// Removed because a new timer was built with `.replacing(id)`.
+    Replaced,
+    /// A one-shot timer fired and its callback returned without re-arming it.
+    Finished,
+    /// The manager was dropped with the timer still live.
+    ManagerDropped,
+}
+
+/// Where a timer is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    /// Not a timer: the slot is on the free list.
+    Free,
+    /// In the queue under `(time, seq)`.
+    Scheduled(Handle),
+    /// Due at `time` but held back until the running advance ends (see ground rule 3).
+    Parked,
+    /// Paused with `time` left to run.
+    Paused,
+    /// A one-shot timer whose callback is running.
+    Firing,
+}
+
+/// One timer, kept to 72 bytes because firing a timer touches its slot at a random place in
+/// a large array: what only repeating timers need is boxed.
+pub(crate) struct Slot<C> {
+    pub(crate) generation: u32,
+    pub(crate) state: State,
+    pub(crate) owner: u32,
+    pub(crate) owner_pos: u32,
+    /// Insertion sequence number: the tie-break between equal times.
+    pub(crate) seq: u64,
+    /// Scheduled or parked: the due time. Paused: the time left. Firing: the scheduled time of
+    /// the occurrence running.
+    pub(crate) time: f64,
+    /// `None` only while the callback runs (or after it panicked).
+    pub(crate) callback: Option<BoxedCallback<C>>,
+    pub(crate) repeat: Option<Box<Repeat>>,
+    /// The user's word of data, handed to the callback ([`TimerCtx::payload`]).
+    pub(crate) payload: u64,
+}
+
+/// The schedule of a repeating timer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Repeat {
+    pub(crate) period: f64,
+    /// Occurrence `k` is due at `anchor + k · period`, computed from the anchor each time
+    /// rather than accumulated, so the schedule never drifts.
+    pub(crate) anchor: f64,
+    pub(crate) occurrences: u64,
+    pub(crate) catch_up: CatchUp,
+}
+
+/// A registered owner.
+struct OwnerSlot {
+    generation: u32,
+    /// `None` while the slot is free.
+    observer: Option<Observer>,
+    timers: Vec<u32>,
+}
+
+/// Where a milestone stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MilestoneState {
+    /// The value reached the level and the callback ran (or is running); nothing is pending
+    /// until the value drops below the level again.
+    Fired,
+    /// Not reached yet: pending as the given internal timer, or `None` when the meter can
+    /// never get there as things stand (above the cap).
+    Waiting(Option<TimerId>),
+}
+
+pub(crate) struct Milestone<C> {
+    pub(crate) level: f64,
+    pub(crate) state: MilestoneState,
+    pub(crate) callback: Option<BoxedCallback<C>>,
+}
+
+pub(crate) struct MeterSlot<C> {
+    pub(crate) generation: u32,
+    /// `None` while the slot is free.
+    pub(crate) meter: Option<Meter>,
+    pub(crate) milestones: Vec<Milestone<C>>,
+}
+
+/// The timer operations available both to the game loop (through [`Timers`](crate::Timers))
+/// and to callbacks while an advance runs (through [`TimerCtx`]).
+///
+/// There is no way to make one directly: every `Scheduler` lives inside a `Timers`, which
+/// derefs to it, and a callback reaches the same one through its `TimerCtx`. What a callback
+/// cannot do is advance time, which is why `advance` lives on `Timers` only.
+///
+/// Times are plain `f64`s in whatever unit the game uses (seconds by convention).
+///
+/// ```
+/// use warpsim_timers::{Scheduler, Timers};
+///
+/// // Code that only schedules can take a `&mut Scheduler` and serve both callers.
+/// fn arm_torch(timers: &mut Scheduler<u32>, burn_time: f64) {
+///     timers.add(burn_time, |lit, _| *lit -= 1).unwrap();
+/// }
+/// let mut timers = Timers::new();
+/// let mut lit = 2;
+/// arm_torch(&mut timers, 1.0);
+/// timers.add(0.5, |_, ctx| arm_torch(ctx, 0.25))?; // from inside a callback
+/// timers.advance(1.0, &mut lit)?;
+/// assert_eq!(lit, 0);
+/// # Ok::<(), warpsim_timers::TimerError>(())
+/// ```
+pub struct Scheduler<C> {
+    /// The clock. While an advance runs it is the time of the event being fired.
+    pub(crate) now: f64,
+    pub(crate) time_scale: f64,
+    pub(crate) queue: Queue,
+    /// A lower bound of the earliest due time in the queue (ground rule 7).
+    pub(crate) next_due: f64,
+    pub(crate) slots: Vec<Slot<C>>,
+    free: Vec<u32>,
+    live: usize,
+    next_seq: u64,
+    pub(crate) in_advance: bool,
+    parked: Vec<(u32, u32)>,
+    /// The timer whose callback is running, so a panic in it can be cleaned up.
+    pub(crate) firing: Option<TimerId>,
+    owners: Vec<OwnerSlot>,
+    free_owners: Vec<u32>,
+    pub(crate) meters: Vec<MeterSlot<C>>,
+    free_meters: Vec<u32>,
+}
+
+impl<C> Scheduler<C> {
+    pub(crate) fn new(queue: TimerQueue, capacity: usize) -> Self {
+        Scheduler {
+            now: 0.0,
+            time_scale: 1.0,
+            queue: Queue::new(queue, capacity),
+            next_due: f64::INFINITY,
+            slots: Vec::with_capacity(capacity),
+            free: Vec::new(),
+            live: 0,
+            next_seq: 0,
+            in_advance: false,
+            parked: Vec::new(),
+            firing: None,
+            owners: Vec::new(),
+            free_owners: Vec::new(),
+            meters: Vec::new(),
+            free_meters: Vec::new(),
+        }
+    }
+
+    // ----- clock ---------------------------------------------------------------------------
+
+    /// The current game time. Inside a callback it is the time of the event being fired (the
+    /// later of its scheduled time and the time the advance started from).
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<Vec<f64>>::new();
+    /// timers.add(0.25, |log, ctx| log.push(ctx.now()))?;
+    /// let mut log = Vec::new();
+    /// timers.advance(1.0, &mut log)?;
+    /// assert_eq!((log[0], timers.now()), (0.25, 1.0));
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn now(&self) -> f64 {
+        self.now
+    }
+
+    /// The factor `advance(dt)` multiplies `dt` by (default `1`).
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// assert_eq!(Timers::<()>::new().time_scale(), 1.0);
+    /// ```
+    pub fn time_scale(&self) -> f64 {
+        self.time_scale
+    }
+
+    /// Sets the manager-wide time scale: `advance(dt)` moves the clock by `dt × scale`. `0`
+    /// pauses everything; `0.5` is slow motion. Set from a callback, it applies from the next
+    /// `advance`.
+    ///
+    /// # Errors
+    ///
+    /// [`TimerError::InvalidTimeScale`] for NaN, infinite or negative scales.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<()>::new();
+    /// timers.set_time_scale(0.5)?;
+    /// timers.advance(1.0, &mut ())?;
+    /// assert_eq!(timers.now(), 0.5);
+    /// assert!(timers.set_time_scale(f64::NAN).is_err());
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn set_time_scale(&mut self, scale: f64) -> Result<(), TimerError> {
+        if scale.is_finite() && scale >= 0.0 {
+            self.time_scale = scale + 0.0;
+            Ok(())
+        } else {
+            Err(TimerError::InvalidTimeScale(scale))
+        }
+    }
+
+    /// Number of live timers (scheduled, paused or firing), milestone timers included.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<()>::new();
+    /// timers.add(1.0, |_, _| {})?;
+    /// assert_eq!(timers.len(), 1);
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// `true` when no timer is live.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// assert!(Timers::<()>::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    // ----- adding --------------------------------------------------------------------------
+
+    /// Starts building a timer that fires `delay` after now; see [`TimerBuilder`] for repeat,
+    /// catch-up, owner and replacement. Nothing is checked until
+    /// [`build`](TimerBuilder::build).
+    ///
+    /// ```
+    /// use warpsim_timers::{CatchUp, Timers};
+    /// let mut timers = Timers::<u32>::new();
+    /// let id = timers.timer(0.5).repeat(1.0).catch_up(CatchUp::FireOnce).build(|n, _| *n += 1)?;
+    /// assert_eq!(timers.remaining(id), Some(0.5));
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn timer(&mut self, delay: f64) -> TimerBuilder<'_, C> {
+        TimerBuilder::new(self, delay)
+    }
+
+    /// Adds a one-shot timer that calls `callback` once, `delay` after now. Inside a callback,
+    /// a zero delay means "in the next advance".
+    ///
+    /// # Errors
+    ///
+    /// [`TimerError::InvalidDelay`] for a NaN, infinite or negative delay,
+    /// [`TimerError::TimeOverflow`] when `now + delay` overflows, [`TimerError::Full`].
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<bool>::new();
+    /// timers.add(2.0, |done, _| *done = true)?;
+    /// let mut done = false;
+    /// timers.advance(1.0, &mut done)?;
+    /// assert!(!done);
+    /// timers.advance(1.0, &mut done)?;
+    /// assert!(done);
+    /// assert!(timers.add(-1.0, |_, _| {}).is_err());
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn add<F>(&mut self, delay: f64, callback: F) -> Result<TimerId, TimerError>
+    where
+        F: FnMut(&mut C, &mut TimerCtx<'_, C>) + 'static,
+    {
+        self.timer(delay).build(callback)
+    }
+
+    /// Adds a repeating timer: first `first_delay` after now, then every `period`, catching up
+    /// with [`CatchUp::FireAll`].
+    ///
+    /// # Errors
+    ///
+    /// As [`add`](Self::add), plus [`TimerError::InvalidPeriod`] for a zero, negative, NaN or
+    /// infinite period.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<Vec<f64>>::new();
+    /// timers.add_repeating(0.5, 1.0, |log, ctx| log.push(ctx.scheduled()))?;
+    /// let mut log = Vec::new();
+    /// timers.advance(3.0, &mut log)?;
+    /// assert_eq!(log, [0.5, 1.5, 2.5]);
+    /// assert!(timers.add_repeating(0.5, 0.0, |_, _| {}).is_err());
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn add_repeating<F>(
+        &mut self,
+        first_delay: f64,
+        period: f64,
+        callback: F,
+    ) -> Result<TimerId, TimerError>
+    where
+        F: FnMut(&mut C, &mut TimerCtx<'_, C>) + 'static,
+    {
+        self.timer(first_delay).repeat(period).build(callback)
+    }
+
+    /// Checks that `n_timers` more timers fit before anything is changed, so a full manager
+    /// fails cleanly.
+    pub(crate) fn check_room(&self, n_timers: usize) -> Result<(), TimerError> {
+        if self.free.len() + (MAX_SLOTS - self.slots.len()) >= n_timers {
+            Ok(())
+        } else {
+            Err(TimerError::Full)
+        }
+    }
+
+    /// Creates a live, unscheduled timer (state `Firing`, which `place` replaces) and returns
+    /// its slot. The caller has called [`check_room`](Self::check_room).
+    pub(crate) fn alloc(
+        &mut self,
+        callback: BoxedCallback<C>,
+        repeat: Option<Box<Repeat>>,
+        payload: u64,
+    ) -> u32 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.live += 1;
+        let fresh = Slot {
+            generation: 0,
+            state: State::Firing,
+            owner: NO_OWNER,
+            owner_pos: 0,
+            seq,
+            time: 0.0,
+            callback: Some(callback),
+            repeat,
+            payload,
+        };
+        if let Some(idx) = self.free.pop() {
+            let slot = &mut self.slots[idx as usize];
+            *slot = Slot {
+                generation: slot.generation,
+                ..fresh
+            };
+            idx
+        } else {
+            self.slots.push(fresh);
+            (self.slots.len() - 1) as u32
+        }
+    }
+
+    /// Links slot `idx` to `owner`, which the caller has checked.
+    pub(crate) fn link_owner(&mut self, idx: u32, owner: OwnerId) {
+        let list = &mut self.owners[owner.slot as usize].timers;
+        list.push(idx);
+        let slot = &mut self.slots[idx as usize];
+        slot.owner = owner.slot;
+        slot.owner_pos = (list.len() - 1) as u32;
+    }
+
+    /// `true` when `owner` names a registered owner.
+    pub(crate) fn owner_is_live(&self, owner: OwnerId) -> bool {
+        self.owners
+            .get(owner.slot as usize)
+            .is_some_and(|o| o.generation == owner.generation && o.observer.is_some())
+    }
+
+    // ----- scheduling core -----------------------------------------------------------------
+
+    /// The slot index of a live timer, or `None` for a stale id.
+    #[inline]
+    pub(crate) fn live_slot(&self, id: TimerId) -> Option<usize> {
+        let slot = self.slots.get(id.slot as usize)?;
+        (slot.generation == id.generation && slot.state != State::Free).then_some(id.slot as usize)
+    }
+
+    /// Puts slot `idx` at `due`. While an advance runs, a due time at or before `park_limit` is
+    /// held back until the advance ends (ground rule 3): that is what makes a zero delay
+    /// inside a callback mean "next advance", so a callback that re-adds itself cannot hang a
+    /// frame. User changes pass the clock as the limit; a repeating timer's own next
+    /// occurrence passes the occurrence just fired, so catch-up of past occurrences still
+    /// happens within one advance.
+    pub(crate) fn place(&mut self, idx: u32, due: f64, park_limit: f64) {
+        let i = idx as usize;
+        let park = self.in_advance && due <= park_limit;
+        let key = (TimeKey::new(due), self.slots[i].seq);
+        let state = self.slots[i].state;
+        let new_state = match (state, park) {
+            (State::Scheduled(handle), false) => {
+                let rescheduled = self.queue.reschedule(handle, key);
+                debug_assert!(rescheduled, "ground rule 2");
+                state
+            }
+            (State::Scheduled(handle), true) => {
+                let cancelled = self.queue.cancel(handle);
+                debug_assert!(cancelled, "ground rule 2");
+                self.parked.push((idx, self.slots[i].generation));
+                State::Parked
+            }
+            (State::Parked, true) => State::Parked,
+            (_, true) => {
+                self.parked.push((idx, self.slots[i].generation));
+                State::Parked
+            }
+            (_, false) => match self.queue.push(key, idx) {
+                Some(handle) => State::Scheduled(handle),
+                // Unreachable: the queue holds at most `MAX_SLOTS` entries and accepts every
+                // finite key. Parking keeps the timer consistent if it ever happened.
+                None => {
+                    self.parked.push((idx, self.slots[i].generation));
+                    State::Parked
+                }
+            },
+        };
+        if matches!(new_state, State::Scheduled(_)) && due < self.next_due {
+            self.next_due = due;
+        }
+        let slot = &mut self.slots[i];
+        slot.state = new_state;
+        slot.time = due;
+    }
+
+    /// Takes slot `idx` out of the queue (if it is there) and leaves it unscheduled.
+    fn unschedule(&mut self, idx: usize) {
+        if let State::Scheduled(handle) = self.slots[idx].state {
+            let cancelled = self.queue.cancel(handle);
+            debug_assert!(cancelled, "ground rule 2");
+        }
+    }
+
+    /// Removes the live timer in slot `idx`: out of the queue, off its owner's list (telling
+    /// the owner why, when `reason` is given), generation bumped, slot freed.
+    pub(crate) fn release(&mut self, idx: usize, reason: Option<RemovalReason>) {
+        self.unschedule(idx);
+        let slot = &mut self.slots[idx];
+        let id = TimerId {
+            slot: idx as u32,
+            generation: slot.generation,
+        };
+        slot.generation = slot.generation.wrapping_add(1);
+        slot.state = State::Free;
+        let callback = slot.callback.take();
+        let repeat = slot.repeat.take();
+        let owner = std::mem::replace(&mut slot.owner, NO_OWNER);
+        let owner_pos = slot.owner_pos as usize;
+        self.free.push(idx as u32);
+        self.live -= 1;
+        if owner != NO_OWNER {
+            let owner_slot = &mut self.owners[owner as usize];
+            owner_slot.timers.swap_remove(owner_pos);
+            if let Some(&moved) = owner_slot.timers.get(owner_pos) {
+                self.slots[moved as usize].owner_pos = owner_pos as u32;
+            }
+            if let (Some(reason), Some(observer)) = (reason, owner_slot.observer.as_mut()) {
+                observer(id, reason);
+            }
+        }
+        // Dropped last: a callback's destructor runs after the manager is consistent again.
+        drop((callback, repeat));
+    }
+
+    /// Ends an advance at `target`: the clock moves there and parked timers join the queue.
+    pub(crate) fn finish_advance(&mut self, target: f64) {
+        self.in_advance = false;
+        self.firing = None;
+        if target > self.now {
+            self.now = target;
+        }
+        let mut parked = std::mem::take(&mut self.parked);
+        for &(idx, generation) in &parked {
+            let slot = &self.slots[idx as usize];
+            if slot.generation == generation && slot.state == State::Parked {
+                self.place(idx, slot.time, f64::NEG_INFINITY);
+            }
+        }
+        parked.clear();
+        self.parked = parked;
+    }
+
+    /// Cleans up after a callback that panicked during the previous advance: its timer lost
+    /// its callback, so it is removed; the advance is closed where the clock stopped.
+    #[cold]
+    pub(crate) fn recover(&mut self) {
+        if let Some(id) = self.firing.take()
+            && let Some(idx) = self.live_slot(id)
+            && self.slots[idx].callback.is_none()
+        {
+            self.release(idx, Some(RemovalReason::Cancelled));
+        }
+        let now = self.now;
+        self.finish_advance(now);
+    }
+
+    // ----- changing ------------------------------------------------------------------------
+
+    /// Cancels a timer. Returns `false`, touching nothing, for a stale id. Its owner is told
+    /// ([`RemovalReason::Cancelled`]). A callback may cancel its own timer; a repeating timer
+    /// then stops.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<u32>::new();
+    /// let id = timers.add(1.0, |n, _| *n += 1)?;
+    /// assert!(timers.cancel(id));
+    /// assert!(!timers.cancel(id));
+    /// let mut n = 0;
+    /// timers.advance(2.0, &mut n)?;
+    /// assert_eq!(n, 0);
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn cancel(&mut self, id: TimerId) -> bool {
+        match self.live_slot(id) {
+            Some(idx) => {
+                self.release(idx, Some(RemovalReason::Cancelled));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Moves a timer to fire at absolute time `at` (the chapter's `ChangeTime`). A time in the
+    /// past fires in the next advance, and the callback sees `at` as its scheduled time. A
+    /// repeating timer's later occurrences follow `at + k · period`. A paused timer stays
+    /// paused with `at − now` left (at least zero). Inside its own callback, a one-shot timer
+    /// can re-arm itself this way.
+    ///
+    /// # Errors
+    ///
+    /// [`TimerError::StaleTimer`], [`TimerError::InvalidTime`] for NaN or infinite `at`.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<()>::new();
+    /// let id = timers.add(1.0, |_, _| {})?;
+    /// timers.set_time(id, 5.0)?;
+    /// assert_eq!(timers.remaining(id), Some(5.0));
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn set_time(&mut self, id: TimerId, at: f64) -> Result<(), TimerError> {
+        let idx = self.live_slot(id).ok_or(TimerError::StaleTimer(id))?;
+        let at = check_time(at)?;
+        self.move_to(idx, at);
+        Ok(())
+    }
+
+    /// Shifts a timer by `by` (positive: later; negative: sooner). A paused timer's remaining
+    /// time shifts instead (not below zero). Inside its own callback, a one-shot timer re-arms
+    /// itself at its scheduled time plus `by`.
+    ///
+    /// # Errors
+    ///
+    /// [`TimerError::StaleTimer`], [`TimerError::InvalidDelay`] for NaN or infinite `by`,
+    /// [`TimerError::TimeOverflow`].
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<()>::new();
+    /// let id = timers.add(1.0, |_, _| {})?;
+    /// timers.delay(id, 2.5)?;
+    /// assert_eq!(timers.remaining(id), Some(3.5));
+    /// timers.delay(id, -3.0)?;
+    /// assert_eq!(timers.remaining(id), Some(0.5));
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn delay(&mut self, id: TimerId, by: f64) -> Result<(), TimerError> {
+        let idx = self.live_slot(id).ok_or(TimerError::StaleTimer(id))?;
+        if !by.is_finite() {
+            return Err(TimerError::InvalidDelay(by));
+        }
+        let at = offset(self.slots[idx].time, by)?;
+        if self.slots[idx].state == State::Paused {
+            self.slots[idx].time = at.max(0.0);
+        } else {
+            self.move_to(idx, at);
+        }
+        Ok(())
+    }
+
+    /// Reschedules live slot `idx` to `at` (or, if paused, sets its remaining time).
+    fn move_to(&mut self, idx: usize, at: f64) {
+        let slot = &mut self.slots[idx];
+        if slot.state == State::Paused {
+            slot.time = (at - self.now).max(0.0);
+            return;
+        }
+        if let Some(repeat) = slot.repeat.as_mut() {
+            repeat.anchor = at;
+            repeat.occurrences = 0;
+        }
+        let now = self.now;
+        self.place(idx as u32, at, now);
+    }
+
+    /// Time left until the timer fires (`0` when overdue), the remaining time of a paused
+    /// timer, or `None` for a stale id or a one-shot timer whose callback is running.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<()>::new();
+    /// let id = timers.add(2.0, |_, _| {})?;
+    /// timers.advance(0.5, &mut ())?;
+    /// assert_eq!(timers.remaining(id), Some(1.5));
+    /// timers.advance(2.0, &mut ())?;
+    /// assert_eq!(timers.remaining(id), None);
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn remaining(&self, id: TimerId) -> Option<f64> {
+        let slot = &self.slots[self.live_slot(id)?];
+        match slot.state {
+            State::Scheduled(_) | State::Parked => Some((slot.time - self.now).max(0.0)),
+            State::Paused => Some(slot.time),
+            State::Firing | State::Free => None,
+        }
+    }
+
+    /// The absolute time the timer is due at, or `None` when it is paused, stale, or a
+    /// one-shot timer whose callback is running.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<()>::new();
+    /// timers.advance(1.0, &mut ())?;
+    /// let id = timers.add(2.0, |_, _| {})?;
+    /// assert_eq!(timers.due_time(id), Some(3.0));
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn due_time(&self, id: TimerId) -> Option<f64> {
+        let slot = &self.slots[self.live_slot(id)?];
+        matches!(slot.state, State::Scheduled(_) | State::Parked).then_some(slot.time)
+    }
+
+    /// `true` when the id names a timer that will fire if time runs: live, not paused, and not
+    /// a one-shot timer whose callback is running.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<()>::new();
+    /// let id = timers.add(1.0, |_, _| {})?;
+    /// assert!(timers.is_active(id));
+    /// timers.pause(id);
+    /// assert!(!timers.is_active(id));
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn is_active(&self, id: TimerId) -> bool {
+        self.live_slot(id)
+            .is_some_and(|idx| matches!(self.slots[idx].state, State::Scheduled(_) | State::Parked))
+    }
+
+    /// `true` when the id names a paused timer.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<()>::new();
+    /// let id = timers.add(1.0, |_, _| {})?;
+    /// timers.pause(id);
+    /// assert!(timers.is_paused(id));
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn is_paused(&self, id: TimerId) -> bool {
+        self.live_slot(id)
+            .is_some_and(|idx| self.slots[idx].state == State::Paused)
+    }
+
+    /// Pauses one timer, keeping its remaining time. Returns `false` (and changes nothing)
+    /// unless the timer was active.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<u32>::new();
+    /// let id = timers.add(1.0, |n, _| *n += 1)?;
+    /// let mut n = 0;
+    /// timers.advance(0.25, &mut n)?;
+    /// assert!(timers.pause(id));
+    /// timers.advance(10.0, &mut n)?;
+    /// assert_eq!((n, timers.remaining(id)), (0, Some(0.75)));
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn pause(&mut self, id: TimerId) -> bool {
+        let Some(idx) = self.live_slot(id) else {
+            return false;
+        };
+        if !matches!(self.slots[idx].state, State::Scheduled(_) | State::Parked) {
+            return false;
+        }
+        self.unschedule(idx);
+        let slot = &mut self.slots[idx];
+        slot.state = State::Paused;
+        slot.time = (slot.time - self.now).max(0.0);
+        true
+    }
+
+    /// Resumes a paused timer: it fires after its remaining time, and a repeating timer keeps
+    /// its period from there. Returns `false` (and changes nothing) unless it was paused.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<u32>::new();
+    /// let id = timers.add(1.0, |n, _| *n += 1)?;
+    /// timers.pause(id);
+    /// let mut n = 0;
+    /// timers.advance(5.0, &mut n)?;
+    /// assert!(timers.resume(id));
+    /// timers.advance(1.0, &mut n)?;
+    /// assert_eq!(n, 1);
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn resume(&mut self, id: TimerId) -> bool {
+        let Some(idx) = self.live_slot(id) else {
+            return false;
+        };
+        if self.slots[idx].state != State::Paused {
+            return false;
+        }
+        let at = self.now + self.slots[idx].time;
+        // A remaining time short of overflow is always representable; clamp just in case.
+        let at = if at.is_finite() { at } else { f64::MAX };
+        let slot = &mut self.slots[idx];
+        slot.state = State::Firing; // unscheduled; `place` puts it back
+        if let Some(repeat) = slot.repeat.as_mut() {
+            repeat.anchor = at;
+            repeat.occurrences = 0;
+        }
+        let now = self.now;
+        self.place(idx as u32, at, now);
+        true
+    }
+
+    // ----- owners --------------------------------------------------------------------------
+
+    /// Registers an owner: `observer` is told `(timer, reason)` whenever one of the owner's
+    /// timers is removed — cancelled, replaced, finished, or dropped with the manager (the
+    /// chapter's observer extension). The observer cannot reach the manager; it typically
+    /// records the news somewhere the game reads later.
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc};
+    /// use warpsim_timers::Timers;
+    ///
+    /// let removed = Rc::new(Cell::new(0));
+    /// let mut timers = Timers::<()>::new();
+    /// let owner = timers.add_owner({
+    ///     let removed = Rc::clone(&removed);
+    ///     move |_, _| removed.set(removed.get() + 1)
+    /// });
+    /// let id = timers.timer(1.0).owner(owner).build(|_, _| {})?;
+    /// timers.cancel(id);
+    /// assert_eq!(removed.get(), 1);
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn add_owner<F>(&mut self, observer: F) -> OwnerId
+    where
+        F: FnMut(TimerId, RemovalReason) + 'static,
+    {
+        let observer: Observer = Box::new(observer);
+        if let Some(idx) = self.free_owners.pop() {
+            let slot = &mut self.owners[idx as usize];
+            slot.observer = Some(observer);
+            OwnerId {
+                slot: idx,
+                generation: slot.generation,
+            }
+        } else {
+            // More than 2³² owners cannot be addressed; reuse is the only sane fallback and
+            // cannot happen before memory runs out.
+            self.owners.push(OwnerSlot {
+                generation: 0,
+                observer: Some(observer),
+                timers: Vec::new(),
+            });
+            OwnerId {
+                slot: (self.owners.len() - 1) as u32,
+                generation: 0,
+            }
+        }
+    }
+
+    /// Cancels every timer of `owner` at once (an object being destroyed) and returns how many
+    /// there were, or `None` for a stale owner. The owner is told about each one and stays
+    /// registered.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<()>::new();
+    /// let owner = timers.add_owner(|_, _| {});
+    /// for delay in [1.0, 2.0, 3.0] {
+    ///     timers.timer(delay).owner(owner).build(|_, _| {})?;
+    /// }
+    /// timers.add(1.0, |_, _| {})?;
+    /// assert_eq!(timers.cancel_owner(owner), Some(3));
+    /// assert_eq!(timers.len(), 1);
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn cancel_owner(&mut self, owner: OwnerId) -> Option<usize> {
+        if !self.owner_is_live(owner) {
+            return None;
+        }
+        let mut n_cancelled = 0;
+        while let Some(&idx) = self.owners[owner.slot as usize].timers.last() {
+            self.release(idx as usize, Some(RemovalReason::Cancelled));
+            n_cancelled += 1;
+        }
+        Some(n_cancelled)
+    }
+
+    /// Cancels every timer of `owner` (telling it about each) and unregisters it. Returns how
+    /// many timers were cancelled, or `None` for a stale owner.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<()>::new();
+    /// let owner = timers.add_owner(|_, _| {});
+    /// timers.timer(1.0).owner(owner).build(|_, _| {})?;
+    /// assert_eq!(timers.remove_owner(owner), Some(1));
+    /// assert!(timers.timer(1.0).owner(owner).build(|_, _| {}).is_err());
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn remove_owner(&mut self, owner: OwnerId) -> Option<usize> {
+        let n_cancelled = self.cancel_owner(owner)?;
+        let slot = &mut self.owners[owner.slot as usize];
+        slot.generation = slot.generation.wrapping_add(1);
+        let observer = slot.observer.take();
+        self.free_owners.push(owner.slot);
+        drop(observer);
+        Some(n_cancelled)
+    }
+
+    /// Tells every owner that its live timers go away with the manager.
+    pub(crate) fn notify_dropped(&mut self) {
+        for (idx, slot) in self.slots.iter().enumerate() {
+            if slot.state == State::Free || slot.owner == NO_OWNER {
+                continue;
+            }
+            let id = TimerId {
+                slot: idx as u32,
+                generation: slot.generation,
+            };
+            if let Some(observer) = self.owners[slot.owner as usize].observer.as_mut() {
+                observer(id, RemovalReason::ManagerDropped);
+            }
+        }
+    }
+
+    // ----- meters --------------------------------------------------------------------------
+
+    /// Hands a meter to the manager, which restarts it at the current time with the value it
+    /// was built with. Add milestones to it with [`add_milestone`](Self::add_milestone).
+    ///
+    /// # Errors
+    ///
+    /// [`TimerError::Full`] when `u32::MAX − 1` meters are live.
+    ///
+    /// ```
+    /// use warpsim_timers::{Linear, Meter, Timers};
+    /// let mut timers = Timers::<()>::new();
+    /// timers.advance(10.0, &mut ())?;
+    /// let mana = timers.add_meter(Meter::builder(Linear::new(1.0)?).value(5.0).build()?)?;
+    /// timers.advance(1.0, &mut ())?;
+    /// assert_eq!(timers.meter_value(mana), Some(6.0));
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn add_meter(&mut self, mut meter: Meter) -> Result<MeterId, TimerError> {
+        let value = meter.base_value();
+        meter.rebase(self.now, value);
+        if let Some(idx) = self.free_meters.pop() {
+            let slot = &mut self.meters[idx as usize];
+            slot.meter = Some(meter);
+            return Ok(MeterId {
+                slot: idx,
+                generation: slot.generation,
+            });
+        }
+        if self.meters.len() >= MAX_SLOTS {
+            return Err(TimerError::Full);
+        }
+        self.meters.push(MeterSlot {
+            generation: 0,
+            meter: Some(meter),
+            milestones: Vec::new(),
+        });
+        Ok(MeterId {
+            slot: (self.meters.len() - 1) as u32,
+            generation: 0,
+        })
+    }
+
+    /// The slot of a live meter.
+    fn meter_slot(&self, id: MeterId) -> Option<&MeterSlot<C>> {
+        self.meters
+            .get(id.slot as usize)
+            .filter(|m| m.generation == id.generation && m.meter.is_some())
+    }
+
+    /// A live meter, to read its value at any time or its reach times.
+    ///
+    /// ```
+    /// use warpsim_timers::{Linear, Meter, Timers};
+    /// let mut timers = Timers::<()>::new();
+    /// let mana = timers.add_meter(Meter::builder(Linear::new(2.0)?).build()?)?;
+    /// assert_eq!(timers.meter(mana).unwrap().reach_time(10.0), Some(5.0));
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn meter(&self, id: MeterId) -> Option<&Meter> {
+        self.meter_slot(id)?.meter.as_ref()
+    }
+
+    /// The meter's value now, or `None` for a stale id.
+    ///
+    /// ```
+    /// use warpsim_timers::{Linear, Meter, Timers};
+    /// let mut timers = Timers::<()>::new();
+    /// let mana = timers.add_meter(Meter::builder(Linear::new(2.0)?).build()?)?;
+    /// timers.advance(1.5, &mut ())?;
+    /// assert_eq!(timers.meter_value(mana), Some(3.0));
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn meter_value(&self, id: MeterId) -> Option<f64> {
+        Some(self.meter(id)?.value_at(self.now))
+    }
+
+    /// Removes a meter and its milestones (their pending callbacks never run). Returns `false`
+    /// for a stale id. From inside a milestone callback, removing the callback's own meter is
+    /// allowed.
+    ///
+    /// ```
+    /// use warpsim_timers::{Linear, Meter, Timers};
+    /// let mut timers = Timers::<()>::new();
+    /// let mana = timers.add_meter(Meter::builder(Linear::new(1.0)?).build()?)?;
+    /// timers.add_milestone(mana, 5.0, |_, _| panic!("never"))?;
+    /// assert!(timers.remove_meter(mana));
+    /// timers.advance(10.0, &mut ())?;
+    /// assert!(timers.is_empty());
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn remove_meter(&mut self, id: MeterId) -> bool {
+        if self.meter_slot(id).is_none() {
+            return false;
+        }
+        let slot = &mut self.meters[id.slot as usize];
+        slot.generation = slot.generation.wrapping_add(1);
+        let meter = slot.meter.take();
+        let milestones = std::mem::take(&mut slot.milestones);
+        self.free_meters.push(id.slot);
+        for milestone in &milestones {
+            if let MilestoneState::Waiting(Some(timer)) = milestone.state
+                && let Some(idx) = self.live_slot(timer)
+            {
+                self.release(idx, None);
+            }
+        }
+        drop((meter, milestones));
+        true
+    }
+
+    /// Adds a threshold to a meter: `callback` runs when the value reaches `level`, at the
+    /// time computed from the curve. If the value is already there it runs in the next
+    /// advance. Each time the value drops below `level` and comes back, it runs again — once
+    /// per crossing, never twice for one, never skipped. Inside the callback, the meter's
+    /// value is at least `level` and [`TimerCtx::milestone`] names the milestone.
+    ///
+    /// # Errors
+    ///
+    /// [`TimerError::StaleMeter`], [`TimerError::InvalidParameter`] for a NaN or infinite
+    /// level, [`TimerError::Full`].
+    ///
+    /// ```
+    /// use warpsim_timers::{Linear, Meter, Timers};
+    /// let mut timers = Timers::<Vec<f64>>::new();
+    /// let mana = timers.add_meter(Meter::builder(Linear::new(2.0)?).value(5.0).build()?)?;
+    /// timers.add_milestone(mana, 35.0, |log, ctx| log.push(ctx.now()))?;
+    /// let mut log = Vec::new();
+    /// timers.advance(20.0, &mut log)?;
+    /// assert_eq!(log, [15.0]);
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn add_milestone<F>(
+        &mut self,
+        meter: MeterId,
+        level: f64,
+        callback: F,
+    ) -> Result<MilestoneId, TimerError>
+    where
+        F: FnMut(&mut C, &mut TimerCtx<'_, C>) + 'static,
+    {
+        if self.meter_slot(meter).is_none() {
+            return Err(TimerError::StaleMeter(meter));
+        }
+        if !level.is_finite() {
+            return Err(TimerError::InvalidParameter {
+                name: "level",
+                value: level,
+                expected: "a finite number",
+            });
+        }
+        self.check_room(1)?;
+        let milestones = &mut self.meters[meter.slot as usize].milestones;
+        if milestones.len() >= MAX_SLOTS {
+            return Err(TimerError::Full);
+        }
+        milestones.push(Milestone {
+            level,
+            state: MilestoneState::Waiting(None),
+            callback: Some(Box::new(callback)),
+        });
+        let id = MilestoneId {
+            meter,
+            index: (milestones.len() - 1) as u32,
+        };
+        self.refresh_milestone(id);
+        Ok(id)
+    }
+
+    /// The time a milestone will fire, or `None` when it has fired for the current crossing,
+    /// cannot be reached (above the cap), or its meter is gone.
+    ///
+    /// ```
+    /// use warpsim_timers::{Linear, Meter, Timers};
+    /// let mut timers = Timers::<()>::new();
+    /// let mana = timers.add_meter(Meter::builder(Linear::new(1.0)?).max(10.0).build()?)?;
+    /// let low = timers.add_milestone(mana, 4.0, |_, _| {})?;
+    /// let high = timers.add_milestone(mana, 40.0, |_, _| {})?;
+    /// assert_eq!(timers.milestone_time(low), Some(4.0));
+    /// assert_eq!(timers.milestone_time(high), None); // above the cap
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn milestone_time(&self, milestone: MilestoneId) -> Option<f64> {
+        let slot = self.meter_slot(milestone.meter)?;
+        match slot.milestones.get(milestone.index as usize)?.state {
+            MilestoneState::Waiting(Some(timer)) => self.due_time(timer),
+            _ => None,
+        }
+    }
+
+    /// Spends `amount` from a meter (a spell is cast) and returns the new value. Every
+    /// milestone is recomputed: those now out of reach wait for the value to come back, those
+    /// still ahead move to their new times.
+    ///
+    /// # Errors
+    ///
+    /// [`TimerError::StaleMeter`]; [`TimerError::InvalidParameter`] for a NaN, infinite or
+    /// negative amount; [`TimerError::Insufficient`] when the value would drop below the
+    /// meter's minimum (nothing is spent).
+    ///
+    /// ```
+    /// use warpsim_timers::{Linear, Meter, TimerError, Timers};
+    /// let mut timers = Timers::<()>::new();
+    /// let mana = timers.add_meter(Meter::builder(Linear::new(1.0)?).value(10.0).build()?)?;
+    /// assert_eq!(timers.spend(mana, 4.0)?, 6.0);
+    /// assert!(matches!(timers.spend(mana, 7.0), Err(TimerError::Insufficient { .. })));
+    /// # Ok::<(), TimerError>(())
+    /// ```
+    pub fn spend(&mut self, meter: MeterId, amount: f64) -> Result<f64, TimerError> {
+        let current = self.meter(meter).ok_or(TimerError::StaleMeter(meter))?;
+        if !(amount.is_finite() && amount >= 0.0) {
+            return Err(TimerError::InvalidParameter {
+                name: "amount",
+                value: amount,
+                expected: "a finite, non-negative number",
+            });
+        }
+        let value = current.value_at(self.now);
+        let available = value - current.min();
+        if amount > available {
+            return Err(TimerError::Insufficient {
+                requested: amount,
+                available,
+            });
+        }
+        let new_value = (value - amount).max(current.min());
+        self.change_meter(meter, new_value)?;
+        Ok(new_value)
+    }
+
+    /// Sets a meter's value (a potion, a drain) and recomputes its milestones. Raising the
+    /// value past a milestone runs it in the next advance.
+    ///
+    /// # Errors
+    ///
+    /// [`TimerError::StaleMeter`], [`TimerError::InvalidParameter`] when the value is not
+    /// finite or lies outside the meter's `[min, max]`.
+    ///
+    /// ```
+    /// use warpsim_timers::{Linear, Meter, Timers};
+    /// let mut timers = Timers::<u32>::new();
+    /// let mana = timers.add_meter(Meter::builder(Linear::new(1.0)?).max(100.0).build()?)?;
+    /// timers.add_milestone(mana, 50.0, |n, _| *n += 1)?;
+    /// timers.set_meter_value(mana, 60.0)?;
+    /// let mut n = 0;
+    /// timers.advance(0.0, &mut n)?;
+    /// assert_eq!(n, 1);
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn set_meter_value(&mut self, meter: MeterId, value: f64) -> Result<(), TimerError> {
+        let current = self.meter(meter).ok_or(TimerError::StaleMeter(meter))?;
+        let value = current.check_value(value)?;
+        self.change_meter(meter, value)
+    }
+
+    /// Restarts a live meter at `value` now and recomputes all its milestones.
+    fn change_meter(&mut self, meter: MeterId, value: f64) -> Result<(), TimerError> {
+        self.check_room(self.meters[meter.slot as usize].milestones.len())?;
+        let now = self.now;
+        let slot = &mut self.meters[meter.slot as usize];
+        if let Some(m) = slot.meter.as_mut() {
+            m.rebase(now, value);
+        }
+        for index in 0..slot.milestones.len() {
+            self.refresh_milestone(MilestoneId {
+                meter,
+                index: index as u32,
+            });
+        }
+        Ok(())
+    }
+
+    /// Brings one milestone's timer in line with its meter's current value (ground rule 6).
+    fn refresh_milestone(&mut self, id: MilestoneId) {
+        let now = self.now;
+        let Some(slot) = self.meter_slot(id.meter) else {
+            return;
+        };
+        let Some(meter) = slot.meter.as_ref() else {
+            return;
+        };
+        let Some(milestone) = slot.milestones.get(id.index as usize) else {
+            return;
+        };
+        let reached = meter.value_at(now) >= milestone.level;
+        let target = if reached {
+            Some(now)
+        } else {
+            meter.reach_time(milestone.level)
+        };
+        let pending = match milestone.state {
+            MilestoneState::Fired if reached => return,
+            MilestoneState::Fired => None,
+            MilestoneState::Waiting(timer) => timer.and_then(|t| self.live_slot(t)),
+        };
+        let new_state = match (pending, target) {
+            (Some(idx), Some(at)) => {
+                let slot = &mut self.slots[idx];
+                if slot.state == State::Paused {
+                    slot.state = State::Firing; // unscheduled; `place` puts it back
+                }
+                self.place(idx as u32, at, now);
+                return;
+            }
+            (Some(idx), None) => {
+                self.release(idx, None);
+                MilestoneState::Waiting(None)
+            }
+            (None, Some(at)) => {
+                // Every caller has checked the room with `check_room`.
+                let callback: BoxedCallback<C> = Box::new(move |context, ctx| {
+                    crate::timers::fire_milestone(ctx, id, context);
+                });
+                let idx = self.alloc(callback, None, 0);
+                self.place(idx, at, now);
+                MilestoneState::Waiting(Some(TimerId {
+                    slot: idx,
+                    generation: self.slots[idx as usize].generation,
+                }))
+            }
+            (None, None) => MilestoneState::Waiting(None),
+        };
+        self.meters[id.meter.slot as usize].milestones[id.index as usize].state = new_state;
+    }
+}
+
+impl<C> fmt::Debug for Scheduler<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scheduler")
+            .field("now", &self.now)
+            .field("time_scale", &self.time_scale)
+            .field("timers", &self.live)
+            .field("owners", &(self.owners.len() - self.free_owners.len()))
+            .field("meters", &(self.meters.len() - self.free_meters.len()))
+            .finish_non_exhaustive()
+    }
+}
+
+// See `Slot`.
+const _: () = assert!(std::mem::size_of::<Slot<()>>() <= 72);

@@ -1,0 +1,283 @@
+//! The kernel's settings: [`TimeWarp`] and its knobs.
+
+use warpsim_core::{RunConfig, SimError};
+
+/// How antimessages are sent when an LP rolls back.
+///
+/// ```
+/// use warpsim_timewarp::Cancellation;
+/// assert_eq!("lazy".parse::<Cancellation>().unwrap(), Cancellation::Lazy);
+/// assert_eq!(Cancellation::default(), Cancellation::Lazy);
+/// assert!("eager".parse::<Cancellation>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Cancellation {
+    /// Every message sent by an undone event is cancelled at once by an antimessage.
+    Aggressive,
+    /// Cancellation waits until the undone event runs again: a regenerated message identical
+    /// to the one already sent is kept, and its antimessage is never sent (the default).
+    #[default]
+    Lazy,
+}
+
+impl std::str::FromStr for Cancellation {
+    type Err = String;
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name {
+            "aggressive" => Ok(Cancellation::Aggressive),
+            "lazy" => Ok(Cancellation::Lazy),
+            other => Err(format!(
+                "unknown cancellation `{other}` (expected aggressive or lazy)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Cancellation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Cancellation::Aggressive => "aggressive",
+            Cancellation::Lazy => "lazy",
+        })
+    }
+}
+
+/// Which worker thread owns which LP.
+///
+/// ```
+/// use warpsim_timewarp::Partition;
+/// assert_eq!(Partition::Block.owner(5, 10, 2), 1);
+/// assert_eq!(Partition::RoundRobin.owner(5, 10, 2), 1);
+/// assert_eq!(Partition::RoundRobin.owner(4, 10, 2), 0);
+/// assert_eq!(Partition::Map(vec![1, 0]).owner(0, 2, 2), 1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Partition {
+    /// LP `i` of `n` goes to worker `i * threads / n`: contiguous blocks of equal size (the
+    /// default; it keeps neighbouring LPs, which models usually make talk most, together).
+    #[default]
+    Block,
+    /// LP `i` goes to worker `i % threads`.
+    RoundRobin,
+    /// LP `i` goes to worker `map[i]` (one entry per LP, each below the thread count).
+    Map(Vec<usize>),
+}
+
+impl Partition {
+    /// The worker that owns LP `lp` of `n_lps` with `threads` workers. For a map, an LP
+    /// without an entry goes to worker 0 (the kernel refuses such maps before running).
+    pub fn owner(&self, lp: usize, n_lps: usize, threads: usize) -> usize {
+        match self {
+            Partition::Block => (lp as u128 * threads as u128 / n_lps.max(1) as u128) as usize,
+            Partition::RoundRobin => lp % threads,
+            Partition::Map(map) => map.get(lp).copied().unwrap_or(0),
+        }
+    }
+}
+
+impl std::str::FromStr for Partition {
+    type Err = String;
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name {
+            "block" => Ok(Partition::Block),
+            "round-robin" => Ok(Partition::RoundRobin),
+            other => Err(format!(
+                "unknown partition `{other}` (expected block or round-robin)"
+            )),
+        }
+    }
+}
+
+/// Parses a byte count: plain bytes (`1048576`) or a number with a binary or decimal unit
+/// (`512KiB`, `2GiB`, `1.5MB`, `64k`).
+///
+/// ```
+/// use warpsim_timewarp::parse_bytes;
+/// assert_eq!(parse_bytes("2GiB").unwrap(), 2 << 30);
+/// assert_eq!(parse_bytes("512 MiB").unwrap(), 512 << 20);
+/// assert_eq!(parse_bytes("1000").unwrap(), 1000);
+/// assert_eq!(parse_bytes("1.5KB").unwrap(), 1500);
+/// assert!(parse_bytes("lots").is_err());
+/// ```
+///
+/// # Errors
+///
+/// A message naming the refused text when it is not a non-negative number with a known unit.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a byte count (e.g. 2GiB, 512MiB, 1000000)"))?;
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "kb" => 1e3,
+        "m" | "mib" => 1024.0 * 1024.0,
+        "mb" => 1e6,
+        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "gb" => 1e9,
+        "t" | "tib" => 1024.0f64.powi(4),
+        "tb" => 1e12,
+        other => return Err(format!("unknown unit `{other}` in `{text}` (use B, KiB, MiB, GiB, KB, MB, GB)")),
+    };
+    let bytes = value * scale;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+        return Err(format!("`{text}` is out of range"));
+    }
+    Ok(bytes.round() as u64)
+}
+
+/// The optimistic kernel on threads. Configure it with the methods below (each returns the
+/// kernel), then run it with [`Kernel::run`](warpsim_core::Kernel::run) or
+/// [`TimeWarp::run_with_stats`].
+///
+/// ```
+/// use warpsim_core::{Discard, Kernel, RunConfig};
+/// use warpsim_models::phold::PholdParams;
+/// use warpsim_timewarp::{Cancellation, TimeWarp};
+///
+/// let params = PholdParams { lps: 64, end: 20.0, ..PholdParams::default() };
+/// let kernel = TimeWarp::new(RunConfig::new(7).end_time(params.end))
+///     .threads(2)
+///     .cancellation(Cancellation::Aggressive)
+///     .checkpoint_interval(2);
+/// let report = kernel.run(params.build().unwrap(), &mut Discard).unwrap();
+/// assert!(report.events_committed > 1000);
+/// assert!(report.events_processed >= report.events_committed);
+/// ```
+#[derive(Debug, Clone)]
+pub struct TimeWarp {
+    pub(crate) config: RunConfig,
+    pub(crate) threads: usize,
+    pub(crate) partition: Partition,
+    pub(crate) cancellation: Cancellation,
+    pub(crate) checkpoint_interval: u32,
+    pub(crate) window: Option<f64>,
+    pub(crate) memory: Option<u64>,
+    pub(crate) gvt_interval: u64,
+}
+
+impl TimeWarp {
+    /// A kernel with the defaults: 1 thread, block partition, lazy cancellation, a state save
+    /// before every event, no window, no memory budget, a GVT round every 2048 events.
+    pub fn new(config: RunConfig) -> TimeWarp {
+        TimeWarp {
+            config,
+            threads: 1,
+            partition: Partition::Block,
+            cancellation: Cancellation::Lazy,
+            checkpoint_interval: 1,
+            window: None,
+            memory: None,
+            gvt_interval: 2048,
+        }
+    }
+
+    /// Number of worker threads (at least 1; more threads than LPs leaves some idle).
+    pub fn threads(mut self, threads: usize) -> TimeWarp {
+        self.threads = threads;
+        self
+    }
+
+    /// How LPs are spread over the workers.
+    pub fn partition(mut self, partition: Partition) -> TimeWarp {
+        self.partition = partition;
+        self
+    }
+
+    /// Aggressive or lazy cancellation.
+    pub fn cancellation(mut self, cancellation: Cancellation) -> TimeWarp {
+        self.cancellation = cancellation;
+        self
+    }
+
+    /// Save an LP's state before every `k`-th event (at least 1). A rollback restores the
+    /// last save at or before its target and re-runs ("coasts forward" through) the events in
+    /// between, so a larger `k` trades memory and copying for re-execution.
+    pub fn checkpoint_interval(mut self, k: u32) -> TimeWarp {
+        self.checkpoint_interval = k;
+        self
+    }
+
+    /// Optimism window: no event later than `GVT + window` runs. Progress is guaranteed
+    /// because the event at GVT always may.
+    pub fn window(mut self, window: Option<f64>) -> TimeWarp {
+        self.window = window;
+        self
+    }
+
+    /// Memory budget in bytes for the kernel's event, state-save and log storage (an
+    /// estimate, see the crate docs). Over budget, the kernel runs only the event at GVT and
+    /// collects fossils eagerly; it stops with an error naming the budget only when the
+    /// pending events alone do not fit.
+    pub fn memory(mut self, bytes: Option<u64>) -> TimeWarp {
+        self.memory = bytes;
+        self
+    }
+
+    /// Events a worker executes between the GVT rounds it starts (at least 1). Idle and
+    /// throttled workers start rounds sooner.
+    pub fn gvt_interval(mut self, events: u64) -> TimeWarp {
+        self.gvt_interval = events;
+        self
+    }
+
+    /// The run configuration.
+    pub fn config(&self) -> &RunConfig {
+        &self.config
+    }
+
+    /// Checks the settings for `n_lps` LPs.
+    pub(crate) fn validate(&self, n_lps: usize) -> Result<(), SimError> {
+        self.config.validate()?;
+        let refuse = |message: String| Err(SimError::Config(message));
+        if self.config.max_events.is_some() {
+            return refuse(
+                "an event limit is not supported by the timewarp kernel; use an end time".into(),
+            );
+        }
+        if self.config.critical_path.is_some() {
+            return refuse(
+                "critical-path analysis is not supported by the timewarp kernel; run it on the sequential kernel (it gives the same committed events)".into(),
+            );
+        }
+        if self.threads == 0 {
+            return refuse("--threads must be at least 1".into());
+        }
+        if self.checkpoint_interval == 0 {
+            return refuse("--checkpoint-interval must be at least 1".into());
+        }
+        if self.gvt_interval == 0 {
+            return refuse("--gvt-interval must be at least 1".into());
+        }
+        if let Some(window) = self.window
+            && !(window.is_finite() && window >= 0.0)
+        {
+            return refuse(format!(
+                "--window must be a non-negative number, got {window}"
+            ));
+        }
+        if let Partition::Map(map) = &self.partition {
+            if map.len() != n_lps {
+                return refuse(format!(
+                    "the partition map has {} entries for {n_lps} LPs",
+                    map.len()
+                ));
+            }
+            if let Some(bad) = map.iter().find(|&&worker| worker >= self.threads) {
+                return refuse(format!(
+                    "the partition map names worker {bad}, but there are {} threads",
+                    self.threads
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,262 @@
+//! Global virtual time: Fujimoto & Hybinette's asynchronous shared-memory algorithm (1997).
+//!
+//! # Ground rules
+//!
+//! GVT is a lower bound on the key of every event that can still be executed or rolled back,
+//! anywhere. A worker may commit (and hand outputs of) every processed event whose key is
+//! below the published GVT. The protocol must therefore never publish a value above the
+//! smallest key of: any worker's pending events, any failed or deferred event, and any message
+//! that is in transit (sent but not yet absorbed by its receiver).
+//!
+//! The shared state is a flag ("a round is in progress"), a round counter, and a mutex around
+//! the round's running minimum and the published GVT. The rules, each enforced by this module:
+//!
+//! 1. A round starts under the mutex: `round += 1`, `remaining = workers`, `min = MAX`, and
+//!    only then `flag = true` (SeqCst). Every worker reports exactly once per round, and a
+//!    round cannot complete until all have, so no worker skips a round.
+//! 2. A worker reports its local minimum once it sees the flag, after flushing its outboxes
+//!    and absorbing its whole inbox. The report folds in `send_min`: the smallest timestamp of
+//!    any batch it sent while the flag was up and it had not yet reported.
+//! 3. A sender *first* enqueues a batch, *then* (after a SeqCst fence) reads the flag: if the
+//!    flag is down, the batch was enqueued before the round started, so any receiver, which
+//!    reports only after it sees the flag, absorbs it before reporting (its SeqCst fence after
+//!    reading the flag orders the drain after our enqueue). If the flag is up and the sender
+//!    has not reported, `send_min` covers it. If the sender has reported already, the batch's
+//!    timestamp is at least the sender's reported minimum: every message is caused by an event
+//!    or message whose timestamp is at most its own, and those were covered.
+//! 4. The last reporter publishes `gvt = min`, bumps `version`, and lowers the flag, all under
+//!    the mutex, so a reader that sees the new version reads the matching GVT.
+//!
+//! `loom` checks rules 1–4 with two workers exchanging a message around a round
+//! (`RUSTFLAGS="--cfg loom" cargo test -p warpsim-timewarp --release --lib gvt`).
+
+#[cfg(loom)]
+use loom::sync::Mutex;
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
+#[cfg(not(loom))]
+use std::sync::Mutex;
+#[cfg(not(loom))]
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
+
+/// What a round has collected so far, and the last published GVT.
+#[derive(Debug)]
+struct RoundState<K> {
+    round: u64,
+    remaining: usize,
+    min: K,
+    gvt: K,
+}
+
+/// The protocol's shared state. `K` is the timestamp type (an event key in the kernel).
+#[derive(Debug)]
+pub(crate) struct GvtShared<K> {
+    workers: usize,
+    max: K,
+    /// A round is in progress.
+    flag: AtomicBool,
+    /// Number of the latest round started.
+    round: AtomicU64,
+    /// Bumped (under the mutex) whenever a new GVT is published.
+    version: AtomicU64,
+    state: Mutex<RoundState<K>>,
+}
+
+/// One worker's side of the protocol: which round it last reported and the smallest
+/// timestamp it sent since the flag went up.
+#[derive(Debug)]
+pub(crate) struct GvtPort<K> {
+    reported_round: u64,
+    send_min: K,
+    seen_version: u64,
+}
+
+#[cfg(not(loom))]
+fn lock_state<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A worker that panicked while holding the lock left the state consistent (every critical
+    // section is a few assignments), so poisoning is not an error here.
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(loom)]
+fn lock_state<T>(mutex: &Mutex<T>) -> loom::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap()
+}
+
+impl<K: Copy + Ord> GvtShared<K> {
+    /// Shared state for `workers` workers; `start` is the GVT before the first round (the
+    /// smallest key at the start) and `max` means "no event anywhere".
+    pub(crate) fn new(workers: usize, start: K, max: K) -> GvtShared<K> {
+        GvtShared {
+            workers,
+            max,
+            flag: AtomicBool::new(false),
+            round: AtomicU64::new(0),
+            version: AtomicU64::new(0),
+            state: Mutex::new(RoundState {
+                round: 0,
+                remaining: 0,
+                min: max,
+                gvt: start,
+            }),
+        }
+    }
+
+    /// A fresh port for one worker.
+    pub(crate) fn port(&self) -> GvtPort<K> {
+        GvtPort {
+            reported_round: 0,
+            send_min: self.max,
+            seen_version: 0,
+        }
+    }
+
+    /// Starts a round unless one is in progress. Returns whether this call started one.
+    pub(crate) fn try_start(&self) -> bool {
+        if self.flag.load(Ordering::SeqCst) {
+            return false;
+        }
+        let mut state = lock_state(&self.state);
+        if self.flag.load(Ordering::SeqCst) {
+            return false;
+        }
+        state.round += 1;
+        state.remaining = self.workers;
+        state.min = self.max;
+        self.round.store(state.round, Ordering::SeqCst);
+        self.flag.store(true, Ordering::SeqCst);
+        true
+    }
+
+    /// The round this worker must report in now, if any. After it returns `Some`, the caller
+    /// flushes its outboxes, absorbs its inbox, and calls [`GvtShared::report`].
+    #[inline]
+    pub(crate) fn must_report(&self, port: &GvtPort<K>) -> Option<u64> {
+        if !self.flag.load(Ordering::SeqCst) {
+            return None;
+        }
+        let round = self.round.load(Ordering::SeqCst);
+        if round == port.reported_round {
+            return None;
+        }
+        // Orders the inbox drain that follows after every enqueue whose sender saw the flag
+        // down (rule 3).
+        fence(Ordering::SeqCst);
+        Some(round)
+    }
+
+    /// Records that a batch with smallest timestamp `stamp` was just enqueued (call *after*
+    /// the enqueue: rule 3).
+    #[inline]
+    pub(crate) fn note_send(&self, port: &mut GvtPort<K>, stamp: K) {
+        fence(Ordering::SeqCst);
+        if self.flag.load(Ordering::SeqCst)
+            && self.round.load(Ordering::SeqCst) != port.reported_round
+            && stamp < port.send_min
+        {
+            port.send_min = stamp;
+        }
+    }
+
+    /// Reports `local` (the worker's smallest pending, failed or deferred key) for `round`.
+    /// Returns the new GVT when this report completed the round.
+    pub(crate) fn report(&self, port: &mut GvtPort<K>, round: u64, local: K) -> Option<K> {
+        let mut state = lock_state(&self.state);
+        debug_assert_eq!(state.round, round, "a round completes only after every report");
+        let local = local.min(port.send_min);
+        if local < state.min {
+            state.min = local;
+        }
+        port.send_min = self.max;
+        port.reported_round = round;
+        state.remaining -= 1;
+        if state.remaining == 0 {
+            state.gvt = state.min;
+            self.version.fetch_add(1, Ordering::SeqCst);
+            self.flag.store(false, Ordering::SeqCst);
+            Some(state.gvt)
+        } else {
+            None
+        }
+    }
+
+    /// The GVT, if a newer one was published since this port last looked.
+    #[inline]
+    pub(crate) fn poll(&self, port: &mut GvtPort<K>) -> Option<K> {
+        let version = self.version.load(Ordering::SeqCst);
+        if version == port.seen_version {
+            return None;
+        }
+        let state = lock_state(&self.state);
+        port.seen_version = self.version.load(Ordering::SeqCst);
+        Some(state.gvt)
+    }
+
+    /// Rounds completed so far.
+    pub(crate) fn rounds(&self) -> u64 {
+        self.version.load(Ordering::SeqCst)
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    //! Two workers, one message: worker 0 holds an event at time 5 and sends worker 1 a
+    //! message with timestamp 3; worker 1 holds an event at time 10 and starts a round. In
+    //! every interleaving the message is either absorbed by worker 1 before it reports or
+    //! covered by worker 0's `send_min`, so no completed round may publish more than 3.
+
+    use super::*;
+    use loom::sync::Arc;
+    use loom::sync::Mutex as LMutex;
+
+    #[test]
+    fn gvt_never_exceeds_a_message_in_transit() {
+        loom::model(|| {
+            let shared = Arc::new(GvtShared::new(2, 0u64, u64::MAX));
+            let channel = Arc::new(LMutex::new(Vec::<u64>::new()));
+
+            let s0 = shared.clone();
+            let c0 = channel.clone();
+            let sender = loom::thread::spawn(move || {
+                let mut port = s0.port();
+                let mut local = 5u64;
+                let mut sent = false;
+                let mut result = None;
+                for _ in 0..3 {
+                    if !sent {
+                        c0.lock().unwrap().push(3);
+                        s0.note_send(&mut port, 3);
+                        sent = true;
+                        local = 5;
+                    }
+                    if let Some(round) = s0.must_report(&port) {
+                        if let Some(gvt) = s0.report(&mut port, round, local) {
+                            result = Some(gvt);
+                        }
+                    }
+                    loom::thread::yield_now();
+                }
+                result
+            });
+
+            let mut port = shared.port();
+            let mut pending = vec![10u64];
+            shared.try_start();
+            let mut result = None;
+            for _ in 0..3 {
+                if let Some(round) = shared.must_report(&port) {
+                    pending.extend(channel.lock().unwrap().drain(..));
+                    let local = pending.iter().copied().min().unwrap();
+                    if let Some(gvt) = shared.report(&mut port, round, local) {
+                        result = Some(gvt);
+                    }
+                }
+                loom::thread::yield_now();
+            }
+            let other = sender.join().unwrap();
+            for gvt in [result, other].into_iter().flatten() {
+                assert!(gvt <= 3, "GVT {gvt} passed a message with timestamp 3");
+            }
+        });
+    }
+}

@@ -1,0 +1,320 @@
+//! Running a model: initialisation, the worker threads, and the coordinator that delivers
+//! committed outputs in key order.
+
+use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Barrier, Mutex};
+use std::time::Instant;
+
+use warpsim_core::kernel_api::{Effect, LpMeta, panic_message};
+use warpsim_core::{
+    Committed, Ctx, EventKey, Kernel, LogicalProcess, LpId, OutputSink, Report, RunError,
+    SimError, StopReason, TraceHash,
+};
+
+use crate::config::TimeWarp;
+use crate::gvt::GvtShared;
+use crate::stats::{ThreadStats, TimeWarpStats};
+use crate::worker::{
+    Gauge, LpState, Settings, Shared, Summary, ToCoordinator, Worker, WorkerParts, key_max,
+};
+
+impl Kernel for TimeWarp {
+    fn name(&self) -> &'static str {
+        "timewarp"
+    }
+
+    fn run<M, S>(&self, lps: Vec<M>, sink: &mut S) -> Result<Report, RunError>
+    where
+        M: LogicalProcess,
+        S: OutputSink<M::Output>,
+    {
+        self.run_with_stats(lps, sink).0
+    }
+}
+
+impl TimeWarp {
+    /// Runs the model like [`Kernel::run`] and also returns the Time Warp statistics (filled
+    /// in as far as the run got when it failed).
+    ///
+    /// ```
+    /// use warpsim_core::{Discard, RunConfig};
+    /// use warpsim_models::phold::PholdParams;
+    /// use warpsim_timewarp::TimeWarp;
+    ///
+    /// let params = PholdParams { lps: 32, end: 10.0, ..PholdParams::default() };
+    /// let kernel = TimeWarp::new(RunConfig::new(1).end_time(params.end)).threads(2);
+    /// let (report, stats) = kernel.run_with_stats(params.build().unwrap(), &mut Discard);
+    /// let report = report.unwrap();
+    /// assert_eq!(stats.committed, report.events_committed);
+    /// assert_eq!(stats.per_thread.len(), 2);
+    /// ```
+    pub fn run_with_stats<M, S>(
+        &self,
+        lps: Vec<M>,
+        sink: &mut S,
+    ) -> (Result<Report, RunError>, TimeWarpStats)
+    where
+        M: LogicalProcess,
+        S: OutputSink<M::Output>,
+    {
+        let started = Instant::now();
+        let config = &self.config;
+        let n_lps = u32::try_from(lps.len()).unwrap_or(u32::MAX);
+        let mut stats = TimeWarpStats {
+            threads: self.threads,
+            cancellation: self.cancellation,
+            checkpoint_interval: self.checkpoint_interval,
+            ..TimeWarpStats::default()
+        };
+        let report = Report::new(self.name(), config.seed, n_lps);
+        let fail = |error: SimError, mut report: Report| {
+            report.stop_reason = StopReason::Error;
+            report.wall_seconds = started.elapsed().as_secs_f64();
+            Err(RunError {
+                error,
+                partial: Box::new(report),
+            })
+        };
+        if let Err(error) = self.validate(lps.len()) {
+            return (fail(error, report), stats);
+        }
+        if lps.is_empty() {
+            return (fail(SimError::NoLps, report), stats);
+        }
+        if lps.len() > u32::MAX as usize {
+            return (fail(SimError::TooManyLps(lps.len()), report), stats);
+        }
+
+        // Initialisation, in LP order as on the sequential kernel. Its effects are final:
+        // they are applied straight to the LPs' starting pending sets.
+        let mut states: Vec<(M, LpMeta)> = Vec::with_capacity(lps.len());
+        let mut pending: Vec<BTreeMap<EventKey, M::Event>> =
+            (0..lps.len()).map(|_| BTreeMap::new()).collect();
+        let mut effects = Vec::new();
+        let mut outputs = Vec::new();
+        let mut error = None;
+        for (index, mut model) in lps.into_iter().enumerate() {
+            let lp = LpId::new(index as u32);
+            let key = EventKey::init(lp);
+            let mut meta = LpMeta::new(config.seed, lp);
+            let mut ctx = Ctx::<M>::buffered(
+                lp,
+                key,
+                n_lps,
+                &mut meta,
+                &mut effects,
+                &mut outputs,
+                &mut error,
+            );
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| model.init(&mut ctx))) {
+                let message = panic_message(payload.as_ref());
+                let error = SimError::ModelPanic {
+                    lp,
+                    time: key.time,
+                    message,
+                };
+                return (fail(error, report), stats);
+            }
+            for output in outputs.drain(..) {
+                sink.deliver(Committed { key, lp, output });
+            }
+            if let Some(error) = error.take() {
+                return (fail(error, report), stats);
+            }
+            for effect in effects.drain(..) {
+                match effect {
+                    Effect::Send { key, dest, event } => {
+                        pending[dest.index()].insert(key, event);
+                    }
+                    Effect::Withdraw { dest, key } => {
+                        pending[dest.index()].remove(&key);
+                    }
+                    Effect::Move { dest, from, to } => {
+                        if let Some(event) = pending[dest.index()].remove(&from) {
+                            pending[dest.index()].insert(to, event);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            states.push((model, meta));
+        }
+
+        // Spread the LPs over the workers.
+        let threads = self.threads;
+        let mut route: Vec<(u32, u32)> = Vec::with_capacity(states.len());
+        let mut owned: Vec<Vec<LpState<M>>> = (0..threads).map(|_| Vec::new()).collect();
+        for (index, ((model, meta), pending)) in states.into_iter().zip(pending).enumerate() {
+            let worker = self.partition.owner(index, n_lps as usize, threads);
+            route.push((worker as u32, owned[worker].len() as u32));
+            owned[worker].push(LpState::new(
+                LpId::new(index as u32),
+                model,
+                meta,
+                pending,
+            ));
+        }
+        let settings = Settings {
+            lazy: self.cancellation == crate::Cancellation::Lazy,
+            checkpoint: self.checkpoint_interval,
+            window: self.window,
+            memory: self.memory,
+            gvt_interval: self.gvt_interval,
+            end_time: config.end_time,
+            n_lps,
+        };
+        let shared: Shared<M::Output> = Shared {
+            gvt: GvtShared::new(threads, EventKey::init(LpId::new(0)), key_max()),
+            stop: AtomicBool::new(false),
+            stop_info: Mutex::new(None),
+            gauges: (0..threads).map(|_| Gauge::default()).collect(),
+            barrier: Barrier::new(threads),
+        };
+        let (senders, receivers): (Vec<_>, Vec<_>) =
+            (0..threads).map(|_| crossbeam_channel::unbounded()).unzip();
+        let (to_coordinator, from_workers) = crossbeam_channel::unbounded();
+
+        let mut summaries: Vec<Option<Box<Summary>>> = (0..threads).map(|_| None).collect();
+        let mut delivered: Vec<(EventKey, LpId, M::Output)> = Vec::new();
+        std::thread::scope(|scope| {
+            for (index, (lps, inbox)) in owned.into_iter().zip(receivers).enumerate() {
+                let parts = WorkerParts {
+                    index,
+                    lps,
+                    route: &route,
+                    settings: &settings,
+                    shared: &shared,
+                    inbox,
+                    peers: senders.clone(),
+                    to_coordinator: to_coordinator.clone(),
+                };
+                std::thread::Builder::new()
+                    .name(format!("timewarp-{index}"))
+                    .spawn_scoped(scope, move || Worker::new(parts).run())
+                    .expect("the OS refused to start a worker thread");
+            }
+            drop(to_coordinator);
+            // The coordinator: deliver outputs in key order once every worker has committed
+            // past them.
+            let mut bounds = vec![EventKey::init(LpId::new(0)); threads];
+            let mut finished = 0;
+            while finished < threads {
+                match from_workers.recv() {
+                    Ok(ToCoordinator::Committed {
+                        worker,
+                        bound,
+                        outputs,
+                    }) => {
+                        bounds[worker] = bound;
+                        delivered.extend(outputs);
+                        let safe = bounds.iter().copied().min().unwrap_or_else(key_max);
+                        if !delivered.is_empty() {
+                            // Stable: one event's outputs keep their emission order.
+                            delivered.sort_by_key(|(key, _, _)| *key);
+                            let ready = delivered.partition_point(|(key, _, _)| *key < safe);
+                            for (key, lp, output) in delivered.drain(..ready) {
+                                sink.deliver(Committed { key, lp, output });
+                            }
+                        }
+                    }
+                    Ok(ToCoordinator::Finished { worker, summary }) => {
+                        summaries[worker] = Some(summary);
+                        finished += 1;
+                    }
+                    // Every worker is gone: one panicked (a kernel bug); the scope re-raises.
+                    Err(_) => break,
+                }
+            }
+        });
+        delivered.sort_by_key(|(key, _, _)| *key);
+        for (key, lp, output) in delivered.drain(..) {
+            sink.deliver(Committed { key, lp, output });
+        }
+
+        // Assemble the report.
+        let mut report = report;
+        let mut trace = TraceHash::default();
+        let mut last_commit = 0.0f64;
+        for summary in summaries.iter().flatten() {
+            let counters = &summary.counters;
+            trace.merge(&summary.trace);
+            last_commit = last_commit.max(summary.last_commit);
+            report.events_committed += counters.committed;
+            report.events_processed += counters.processed;
+            report.pending_at_end += summary.pending_at_end;
+            report.peak_pending += counters.peak_pending;
+            stats.rolled_back += counters.rolled_back;
+            stats.primary_rollbacks += counters.primary;
+            stats.secondary_rollbacks += counters.secondary;
+            stats.coasted += counters.coasted;
+            stats.antimessages += counters.antimessages;
+            stats.lazy_hits += counters.lazy_hits;
+            stats.retractions += counters.retractions;
+            stats.early_antimessages += counters.early_antimessages;
+            stats.window_stalls += counters.window_stalls;
+            stats.memory_stalls += counters.memory_stalls;
+            stats.peak_memory_bytes += counters.peak_bytes;
+            stats.per_thread.push(ThreadStats {
+                lps: summary.lps,
+                committed: counters.committed,
+                processed: counters.processed,
+                rolled_back: counters.rolled_back,
+            });
+        }
+        stats.gvt_rounds = shared.gvt.rounds();
+        let stop = shared
+            .stop_info
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(stop) = stop {
+            if let Some(outputs) = stop.outputs {
+                // A bad delay or destination: like the sequential kernel, the event commits
+                // (with its outputs), then the run stops.
+                trace.add(&stop.key, stop.lp);
+                report.events_committed += 1;
+                last_commit = last_commit.max(stop.key.time.as_f64());
+                for output in outputs {
+                    sink.deliver(Committed {
+                        key: stop.key,
+                        lp: stop.lp,
+                        output,
+                    });
+                }
+            }
+            report.trace_hash = trace;
+            report.end_time = last_commit;
+            fill_stats(&mut stats, &report);
+            return (fail(stop.error, report), stats);
+        }
+        report.trace_hash = trace;
+        report.stop_reason = if report.pending_at_end > 0 {
+            StopReason::EndTime
+        } else {
+            StopReason::Drained
+        };
+        report.end_time = match report.stop_reason {
+            StopReason::EndTime => config.end_time,
+            _ => last_commit,
+        };
+        report.wall_seconds = started.elapsed().as_secs_f64();
+        report.events_per_second = if report.wall_seconds > 0.0 {
+            report.events_committed as f64 / report.wall_seconds
+        } else {
+            0.0
+        };
+        fill_stats(&mut stats, &report);
+        (Ok(report), stats)
+    }
+}
+
+fn fill_stats(stats: &mut TimeWarpStats, report: &Report) {
+    stats.committed = report.events_committed;
+    stats.processed = report.events_processed;
+    stats.efficiency = if report.events_processed > 0 {
+        report.events_committed as f64 / report.events_processed as f64
+    } else {
+        0.0
+    };
+}

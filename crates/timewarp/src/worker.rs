@@ -1,0 +1,1253 @@
+//! A worker thread: its LPs with their pending events, processed lists, state saves and effect
+//! logs, and the loop that executes, rolls back and commits.
+//!
+//! # Ground rules
+//!
+//! These invariants hold between any two steps of a worker's loop; the code below keeps them.
+//!
+//! 1. **An LP's live state is the state after its last processed event.** `model` and `meta`
+//!    (random stream, send counter, retraction log) always change together: they are saved
+//!    together, restored together, and a failed handler's partial changes are undone at once.
+//! 2. **`processed[0]` carries a state save**, so every rollback target has a save at or
+//!    before it. An LP with an empty processed list saves before its next event; fossil
+//!    collection only drops records before a save it keeps. Records in
+//!    `processed[..committed_prefix]` are committed and kept only to coast forward from.
+//! 3. **Every event an LP sent, cancelled or moved is in its effect log** (or, lazily, its
+//!    deferred list) until GVT passes the cause, in causal order; undoing an event undoes its
+//!    log records newest first, so the receiver sees every change to one key in the order the
+//!    sender made it (channels are FIFO per worker pair, the local queue is FIFO).
+//! 4. **A message touching key `k` at or below the LP's last processed key first rolls the LP
+//!    back to `k`.** So an LP has processed exactly the events below its pending minimum
+//!    that it would have processed sequentially, once all messages are in.
+//! 5. **Nothing that can still change reaches the coordinator.** Events are committed only
+//!    below the published GVT ([`crate::gvt`]); their outputs are sent to the coordinator,
+//!    which delivers them in key order once every worker has committed past them.
+//! 6. **The worker's GVT report covers everything it owns**: its scheduler minimum, failed
+//!    events, deferred lazy sends, the messages it absorbed (inbox and local queue are drained
+//!    first) and the messages it sent since the round began (`send_min`).
+//! 7. **Errors are final only at GVT.** A handler error marks the LP failed at that key (it
+//!    runs nothing further); anything that rolls it back to or before that key clears it.
+//!    When GVT reaches the key, no earlier event can change it, so it is the sequential
+//!    kernel's error too, and the run stops.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Sender};
+use warpsim_core::kernel_api::{Effect, LpMeta, panic_message};
+use warpsim_core::{Ctx, EventKey, LogicalProcess, LpId, SimError, Time, TraceHash};
+use warpsim_queue::{Handle, IndexedHeap, PendingSet};
+
+use crate::gvt::{GvtPort, GvtShared};
+
+/// Messages sent to another worker are batched up to this many before they are flushed
+/// (they are also flushed after every slice of events and whenever the worker waits).
+const BATCH: usize = 64;
+
+/// Events executed between two looks at the inbox, the GVT flag and the memory gauge.
+const SLICE: u32 = 32;
+
+/// How long an idle worker waits for a message before it looks around again.
+const IDLE_WAIT: Duration = Duration::from_micros(50);
+
+/// The key above every real event: "no event".
+pub(crate) fn key_max() -> EventKey {
+    EventKey::new(
+        Time::new(f64::MAX).unwrap_or(Time::ZERO),
+        u32::MAX,
+        LpId::new(u32::MAX),
+        u64::MAX,
+    )
+}
+
+/// A message between LPs. Each carries the exact key of the event it concerns.
+#[derive(Debug)]
+pub(crate) enum Msg<E> {
+    /// A new event.
+    Event { key: EventKey, dest: LpId, event: E },
+    /// Cancels an `Event` (the sender undid the event that sent it).
+    Anti { key: EventKey, dest: LpId },
+    /// Model `cancel`: the event leaves `pending` for `withdrawn`, until GVT passes `cause`.
+    Withdraw {
+        key: EventKey,
+        dest: LpId,
+        cause: EventKey,
+    },
+    /// Undoes a `Withdraw`.
+    Restore { key: EventKey, dest: LpId },
+    /// Model `reschedule` (and its undoing, with `from` and `to` swapped).
+    Move {
+        dest: LpId,
+        from: EventKey,
+        to: EventKey,
+    },
+}
+
+impl<E> Msg<E> {
+    fn dest(&self) -> LpId {
+        match self {
+            Msg::Event { dest, .. }
+            | Msg::Anti { dest, .. }
+            | Msg::Withdraw { dest, .. }
+            | Msg::Restore { dest, .. }
+            | Msg::Move { dest, .. } => *dest,
+        }
+    }
+
+    /// The smallest key the message touches: its timestamp for GVT.
+    fn stamp(&self) -> EventKey {
+        match self {
+            Msg::Event { key, .. }
+            | Msg::Anti { key, .. }
+            | Msg::Withdraw { key, .. }
+            | Msg::Restore { key, .. } => *key,
+            Msg::Move { from, to, .. } => (*from).min(*to),
+        }
+    }
+}
+
+/// An executed, not yet fossil-collected event.
+struct Processed<M: LogicalProcess> {
+    key: EventKey,
+    /// Kept to put back in `pending` on rollback and to coast forward.
+    event: M::Event,
+    /// The LP's state before this event (every `checkpoint_interval`-th record).
+    snapshot: Option<(M, LpMeta)>,
+    /// What the handler emitted; leaves at commit.
+    outputs: Vec<M::Output>,
+}
+
+/// What a processed event did to the event set.
+enum Logged<E> {
+    /// Sent an event. The payload is kept in lazy mode, to compare with a re-execution's.
+    Send {
+        key: EventKey,
+        dest: LpId,
+        event: Option<E>,
+    },
+    Withdraw {
+        key: EventKey,
+        dest: LpId,
+    },
+    Move {
+        dest: LpId,
+        from: EventKey,
+        to: EventKey,
+    },
+}
+
+struct EffectRecord<E> {
+    cause: EventKey,
+    effect: Logged<E>,
+}
+
+/// A send of an undone event whose antimessage lazy cancellation holds back.
+struct Deferred<E> {
+    cause: EventKey,
+    key: EventKey,
+    dest: LpId,
+    event: E,
+}
+
+/// A handler error that is not yet known to be real.
+struct Failure<O> {
+    key: EventKey,
+    error: SimError,
+    /// Outputs of the failed handler when the error still commits the event (a bad delay or
+    /// destination: the sequential kernel commits the event, then stops); `None` for a panic.
+    outputs: Option<Vec<O>>,
+}
+
+/// One LP as a worker holds it.
+pub(crate) struct LpState<M: LogicalProcess> {
+    pub(crate) id: LpId,
+    pub(crate) model: M,
+    pub(crate) meta: LpMeta,
+    pub(crate) pending: BTreeMap<EventKey, M::Event>,
+    processed: VecDeque<Processed<M>>,
+    committed_prefix: usize,
+    /// Records since (and including) the last one with a state save.
+    since_snapshot: u32,
+    effects: VecDeque<EffectRecord<M::Event>>,
+    /// Cancelled events, kept until GVT passes the cancel (a rollback may restore them).
+    withdrawn: BTreeMap<EventKey, (M::Event, EventKey)>,
+    deferred: Vec<Deferred<M::Event>>,
+    failed: Option<Box<Failure<M::Output>>>,
+    heap_handle: Option<Handle>,
+    /// After a secondary rollback at this time, events at this time run only at GVT (see
+    /// [`Worker::rollback`]).
+    hold: Option<Time>,
+    in_dirty: bool,
+    in_held: bool,
+    in_deferred: bool,
+    in_withdrawn: bool,
+}
+
+impl<M: LogicalProcess> LpState<M> {
+    /// An LP after its `init`, with the events it holds at the start.
+    pub(crate) fn new(
+        id: LpId,
+        model: M,
+        meta: LpMeta,
+        pending: BTreeMap<EventKey, M::Event>,
+    ) -> LpState<M> {
+        LpState {
+            id,
+            model,
+            meta,
+            pending,
+            processed: VecDeque::new(),
+            committed_prefix: 0,
+            since_snapshot: 0,
+            effects: VecDeque::new(),
+            withdrawn: BTreeMap::new(),
+            deferred: Vec::new(),
+            failed: None,
+            heap_handle: None,
+            hold: None,
+            in_dirty: false,
+            in_held: false,
+            in_deferred: false,
+            in_withdrawn: false,
+        }
+    }
+
+    /// Whether a message touching `key` must first roll this LP back.
+    #[inline]
+    fn processed_at_or_after(&self, key: EventKey) -> bool {
+        self.processed.len() > self.committed_prefix
+            && self.processed.back().is_some_and(|last| key <= last.key)
+    }
+}
+
+/// Settings every worker reads.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub(crate) lazy: bool,
+    pub(crate) checkpoint: u32,
+    pub(crate) window: Option<f64>,
+    pub(crate) memory: Option<u64>,
+    pub(crate) gvt_interval: u64,
+    pub(crate) end_time: f64,
+    pub(crate) n_lps: u32,
+}
+
+/// The error that stops every worker, and the key up to which they commit.
+#[derive(Debug)]
+pub(crate) struct StopInfo<O> {
+    pub(crate) key: EventKey,
+    pub(crate) lp: LpId,
+    pub(crate) error: SimError,
+    /// The failed event's outputs when it commits (see [`Failure`]).
+    pub(crate) outputs: Option<Vec<O>>,
+}
+
+/// A worker's estimated memory, published for the others.
+#[derive(Debug, Default)]
+pub(crate) struct Gauge {
+    pub(crate) total: AtomicU64,
+    pub(crate) pending: AtomicU64,
+}
+
+/// State shared by all workers and the coordinator.
+#[derive(Debug)]
+pub(crate) struct Shared<O> {
+    pub(crate) gvt: GvtShared<EventKey>,
+    pub(crate) stop: AtomicBool,
+    pub(crate) stop_info: Mutex<Option<StopInfo<O>>>,
+    pub(crate) gauges: Vec<Gauge>,
+    pub(crate) barrier: Barrier,
+}
+
+impl<O> Shared<O> {
+    /// Records `info` as the reason to stop, unless an earlier (smaller-key) one is there.
+    fn stop_with(&self, info: StopInfo<O>) {
+        let mut slot = self
+            .stop_info
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.as_ref().is_none_or(|current| info.key < current.key) {
+            *slot = Some(info);
+        }
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    fn stop_key(&self) -> Option<EventKey> {
+        self.stop_info
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .map(|info| info.key)
+    }
+}
+
+/// Counters of one worker.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Counters {
+    pub(crate) processed: u64,
+    pub(crate) committed: u64,
+    pub(crate) rolled_back: u64,
+    pub(crate) primary: u64,
+    pub(crate) secondary: u64,
+    pub(crate) coasted: u64,
+    pub(crate) antimessages: u64,
+    pub(crate) lazy_hits: u64,
+    pub(crate) retractions: u64,
+    pub(crate) early_antimessages: u64,
+    pub(crate) window_stalls: u64,
+    pub(crate) memory_stalls: u64,
+    pub(crate) peak_bytes: u64,
+    pub(crate) peak_pending: usize,
+}
+
+/// What a worker hands the coordinator.
+pub(crate) enum ToCoordinator<O> {
+    /// Outputs of events committed below `bound`; the worker has committed everything below.
+    Committed {
+        worker: usize,
+        bound: EventKey,
+        outputs: Vec<(EventKey, LpId, O)>,
+    },
+    /// The worker is done.
+    Finished {
+        worker: usize,
+        summary: Box<Summary>,
+    },
+}
+
+/// A finished worker's figures.
+#[derive(Debug, Clone)]
+pub(crate) struct Summary {
+    pub(crate) lps: usize,
+    pub(crate) trace: TraceHash,
+    pub(crate) counters: Counters,
+    pub(crate) pending_at_end: usize,
+    pub(crate) last_commit: f64,
+}
+
+/// Where each LP lives: (worker, index in that worker's LPs).
+pub(crate) type Route = [(u32, u32)];
+
+/// One worker thread.
+pub(crate) struct Worker<'a, M: LogicalProcess> {
+    index: usize,
+    lps: Vec<LpState<M>>,
+    route: &'a Route,
+    settings: &'a Settings,
+    shared: &'a Shared<M::Output>,
+    heap: IndexedHeap<EventKey, u32>,
+    inbox: Receiver<Vec<Msg<M::Event>>>,
+    peers: Vec<Sender<Vec<Msg<M::Event>>>>,
+    outboxes: Vec<Vec<Msg<M::Event>>>,
+    spare: Vec<Vec<Msg<M::Event>>>,
+    local: VecDeque<Msg<M::Event>>,
+    to_coordinator: Sender<ToCoordinator<M::Output>>,
+    port: GvtPort<EventKey>,
+    gvt: EventKey,
+    since_gvt_start: u64,
+    over_budget: bool,
+    // Scratch buffers, reused so the hot path does not allocate.
+    effects: Vec<Effect<M::Event>>,
+    outputs: Vec<M::Output>,
+    kept: Vec<bool>,
+    // LPs with uncommitted records, with deferred sends, with withdrawn events, failed.
+    dirty: Vec<u32>,
+    deferred_lps: Vec<u32>,
+    withdrawn_lps: Vec<u32>,
+    failed_lps: Vec<u32>,
+    held_lps: Vec<u32>,
+    /// Antimessages that arrived before their event: (LP index, key).
+    early_antis: BTreeSet<(u32, EventKey)>,
+    // Sizes for the memory estimate.
+    n_pending: usize,
+    n_records: usize,
+    n_effects: usize,
+    n_deferred: usize,
+    n_withdrawn: usize,
+    n_outputs: usize,
+    trace: TraceHash,
+    last_commit: f64,
+    counters: Counters,
+}
+
+/// What a worker starts with.
+pub(crate) struct WorkerParts<'a, M: LogicalProcess> {
+    pub(crate) index: usize,
+    pub(crate) lps: Vec<LpState<M>>,
+    pub(crate) route: &'a Route,
+    pub(crate) settings: &'a Settings,
+    pub(crate) shared: &'a Shared<M::Output>,
+    pub(crate) inbox: Receiver<Vec<Msg<M::Event>>>,
+    pub(crate) peers: Vec<Sender<Vec<Msg<M::Event>>>>,
+    pub(crate) to_coordinator: Sender<ToCoordinator<M::Output>>,
+}
+
+impl<'a, M: LogicalProcess> Worker<'a, M> {
+    pub(crate) fn new(parts: WorkerParts<'a, M>) -> Worker<'a, M> {
+        let n_workers = parts.peers.len();
+        let n_pending = parts.lps.iter().map(|lp| lp.pending.len()).sum();
+        let mut worker = Worker {
+            index: parts.index,
+            heap: IndexedHeap::with_capacity(parts.lps.len()),
+            lps: parts.lps,
+            route: parts.route,
+            settings: parts.settings,
+            shared: parts.shared,
+            inbox: parts.inbox,
+            peers: parts.peers,
+            outboxes: (0..n_workers).map(|_| Vec::new()).collect(),
+            spare: Vec::new(),
+            local: VecDeque::new(),
+            to_coordinator: parts.to_coordinator,
+            port: parts.shared.gvt.port(),
+            gvt: EventKey::init(LpId::new(0)),
+            since_gvt_start: 0,
+            over_budget: false,
+            effects: Vec::new(),
+            outputs: Vec::new(),
+            kept: Vec::new(),
+            dirty: Vec::new(),
+            deferred_lps: Vec::new(),
+            withdrawn_lps: Vec::new(),
+            failed_lps: Vec::new(),
+            held_lps: Vec::new(),
+            early_antis: BTreeSet::new(),
+            n_pending,
+            n_records: 0,
+            n_effects: 0,
+            n_deferred: 0,
+            n_withdrawn: 0,
+            n_outputs: 0,
+            trace: TraceHash::default(),
+            last_commit: 0.0,
+            counters: Counters::default(),
+        };
+        for l in 0..worker.lps.len() {
+            worker.resched(l);
+        }
+        worker.counters.peak_pending = n_pending;
+        worker
+    }
+
+    /// The worker's loop; returns when the run is over (end time, drained, or stopped).
+    pub(crate) fn run(mut self) {
+        loop {
+            if self.shared.stop.load(Ordering::SeqCst) {
+                break;
+            }
+            self.absorb_inbox();
+            self.drain_local();
+            if let Some(round) = self.shared.gvt.must_report(&self.port) {
+                self.report(round);
+            }
+            if let Some(gvt) = self.shared.gvt.poll(&mut self.port)
+                && self.new_gvt(gvt)
+            {
+                break;
+            }
+            let executed = self.execute_slice();
+            self.flush_all();
+            if self.since_gvt_start >= self.settings.gvt_interval {
+                self.since_gvt_start = 0;
+                self.shared.gvt.try_start();
+            }
+            if executed == 0 {
+                // Idle or throttled: a GVT round is what can unblock us.
+                self.shared.gvt.try_start();
+                if let Ok(batch) = self.inbox.recv_timeout(IDLE_WAIT) {
+                    self.absorb(batch);
+                }
+            }
+        }
+        self.finish();
+    }
+
+    /// Executes up to [`SLICE`] events, in key order, within the window and memory budget.
+    fn execute_slice(&mut self) -> u32 {
+        self.update_gauge();
+        let mut executed = 0;
+        while executed < SLICE {
+            if !self.local.is_empty() {
+                self.drain_local();
+            }
+            let Some((key, &l)) = self.heap.peek() else {
+                break;
+            };
+            if key.time.as_f64() >= self.settings.end_time {
+                break;
+            }
+            if let Some(window) = self.settings.window
+                && key.time.as_f64() > self.gvt.time.as_f64() + window
+            {
+                self.counters.window_stalls += 1;
+                break;
+            }
+            if self.over_budget && key > self.gvt {
+                self.counters.memory_stalls += 1;
+                break;
+            }
+            self.execute(l as usize);
+            executed += 1;
+        }
+        self.since_gvt_start += u64::from(executed);
+        executed
+    }
+
+    // ----- execution ---------------------------------------------------------------------
+
+    fn execute(&mut self, l: usize) {
+        let Some((key, event)) = self.lps[l].pending.pop_first() else {
+            return;
+        };
+
+        self.n_pending -= 1;
+        if self.settings.lazy && !self.lps[l].deferred.is_empty() {
+            // A deferred send whose cause sorts before this event will not be regenerated:
+            // its cause is gone (annihilated, withdrawn or moved), so cancel it now.
+            self.flush_deferred(l, |deferred| deferred.cause < key);
+        }
+        let n_lps = self.settings.n_lps;
+        let checkpoint = self.settings.checkpoint;
+        let mut effects = std::mem::take(&mut self.effects);
+        let mut outputs = std::mem::take(&mut self.outputs);
+        let mut error = None;
+        let lp = &mut self.lps[l];
+        let save = lp.processed.is_empty() || lp.since_snapshot >= checkpoint;
+        let snapshot = save.then(|| (lp.model.clone(), lp.meta.clone()));
+        let kept = event.clone();
+        let outcome = {
+            let mut ctx = Ctx::<M>::buffered(
+                lp.id,
+                key,
+                n_lps,
+                &mut lp.meta,
+                &mut effects,
+                &mut outputs,
+                &mut error,
+            );
+            let model = &mut lp.model;
+            catch_unwind(AssertUnwindSafe(|| model.on_event(event, &mut ctx)))
+        };
+        self.counters.processed += 1;
+        let failure = match (outcome, error) {
+            (Ok(()), None) => None,
+            (Err(payload), _) => Some((
+                SimError::ModelPanic {
+                    lp: lp.id,
+                    time: key.time,
+                    message: panic_message(payload.as_ref()),
+                },
+                None,
+            )),
+            (Ok(()), Some(error)) => Some((error, Some(outputs.drain(..).collect()))),
+        };
+        if let Some((error, commit_outputs)) = failure {
+            effects.clear();
+            outputs.clear();
+            self.effects = effects;
+            self.outputs = outputs;
+            self.fail(l, key, kept, snapshot, error, commit_outputs);
+            return;
+        }
+        let emitted = if outputs.is_empty() {
+            Vec::new()
+        } else {
+            outputs.drain(..).collect()
+        };
+        self.n_outputs += emitted.len();
+        self.outputs = outputs;
+        lp.since_snapshot = if save { 1 } else { lp.since_snapshot + 1 };
+        lp.processed.push_back(Processed {
+            key,
+            event: kept,
+            snapshot,
+            outputs: emitted,
+        });
+        self.n_records += 1;
+        if !lp.in_dirty {
+            lp.in_dirty = true;
+            self.dirty.push(l as u32);
+        }
+        self.log_and_send(l, key, &mut effects);
+        self.effects = effects;
+        self.resched(l);
+    }
+
+    /// Logs a handler's effects and sends the messages they call for. In lazy mode, sends
+    /// identical to a deferred send of the same event are kept instead of sent again.
+    fn log_and_send(&mut self, l: usize, cause: EventKey, effects: &mut Vec<Effect<M::Event>>) {
+        let lazy = self.settings.lazy;
+        let regenerating = lazy && self.lps[l].deferred.iter().any(|d| d.cause == cause);
+        if regenerating {
+            let mut kept = std::mem::take(&mut self.kept);
+            kept.clear();
+            kept.resize(effects.len(), false);
+            let lp = &mut self.lps[l];
+            for (slot, effect) in kept.iter_mut().zip(effects.iter()) {
+                if let Effect::Send { key, dest, event } = effect
+                    && let Some(position) = lp.deferred.iter().position(|d| {
+                        d.cause == cause && d.key == *key && d.dest == *dest && d.event == *event
+                    })
+                {
+                    lp.deferred.swap_remove(position);
+                    self.n_deferred -= 1;
+                    *slot = true;
+                    self.counters.lazy_hits += 1;
+                }
+            }
+            // The rest of this event's earlier sends were not regenerated: cancel them before
+            // anything new goes out (a new send may reuse one of their keys).
+            self.flush_deferred(l, |d| d.cause == cause);
+            self.kept = kept;
+        }
+        for (index, effect) in effects.drain(..).enumerate() {
+            let logged = match effect {
+                Effect::Send { key, dest, event } => {
+                    let copy = lazy.then(|| event.clone());
+                    let is_kept = regenerating && self.kept[index];
+                    if !is_kept {
+                        if lazy && !self.lps[l].deferred.is_empty() {
+                            // Another undone event's deferred send with this key must be
+                            // cancelled first: a receiver never holds two events with one key.
+                            self.flush_deferred(l, |d| d.key == key);
+                        }
+                        self.transmit(Msg::Event { key, dest, event });
+                    }
+                    Logged::Send {
+                        key,
+                        dest,
+                        event: copy,
+                    }
+                }
+                Effect::Withdraw { dest, key } => {
+                    self.counters.retractions += 1;
+                    self.transmit(Msg::Withdraw { key, dest, cause });
+                    Logged::Withdraw { key, dest }
+                }
+                Effect::Move { dest, from, to } => {
+                    self.counters.retractions += 1;
+                    self.transmit(Msg::Move { dest, from, to });
+                    Logged::Move { dest, from, to }
+                }
+                // Core adds effect kinds together with the kernels that apply them.
+                _ => continue,
+            };
+            self.lps[l].effects.push_back(EffectRecord {
+                cause,
+                effect: logged,
+            });
+            self.n_effects += 1;
+        }
+    }
+
+    /// A handler failed: undo its changes to the LP, keep the event pending, and park the LP
+    /// until a rollback clears the failure or GVT makes it real.
+    fn fail(
+        &mut self,
+        l: usize,
+        key: EventKey,
+        event: M::Event,
+        snapshot: Option<(M, LpMeta)>,
+        error: SimError,
+        outputs: Option<Vec<M::Output>>,
+    ) {
+        match snapshot {
+            Some((model, meta)) => {
+                let lp = &mut self.lps[l];
+                lp.model = model;
+                lp.meta = meta;
+            }
+            None => {
+                let len = self.lps[l].processed.len();
+                self.restore(l, len);
+            }
+        }
+        let lp = &mut self.lps[l];
+        lp.pending.insert(key, event);
+        self.n_pending += 1;
+        lp.failed = Some(Box::new(Failure {
+            key,
+            error,
+            outputs,
+        }));
+        self.failed_lps.push(l as u32);
+        self.resched(l);
+    }
+
+    /// Clears LP `l`'s failure if `key` is at or before it (the failure may have been a
+    /// phantom of the state that is now changing).
+    fn clear_failure(&mut self, l: usize, key: EventKey) {
+        let lp = &mut self.lps[l];
+        if lp.failed.as_ref().is_some_and(|failure| key <= failure.key) {
+            lp.failed = None;
+            self.failed_lps.retain(|&failed| failed as usize != l);
+        }
+    }
+
+    /// Sets LP `l`'s state to the state before `processed[i]` (or after the last record when
+    /// `i == len`): the nearest save at or before it, then coasting forward.
+    fn restore(&mut self, l: usize, i: usize) {
+        let n_lps = self.settings.n_lps;
+        let mut effects = std::mem::take(&mut self.effects);
+        let mut outputs = std::mem::take(&mut self.outputs);
+        let lp = &mut self.lps[l];
+        let mut j = i.min(lp.processed.len().saturating_sub(1));
+        while j > 0 && lp.processed[j].snapshot.is_none() {
+            j -= 1;
+        }
+        let (mut model, mut meta) = if j == i {
+            // Record `i` is being undone, so its save can be moved out.
+            match lp.processed[j].snapshot.take() {
+                Some(state) => state,
+                None => return,
+            }
+        } else {
+            match &lp.processed[j].snapshot {
+                Some((model, meta)) => (model.clone(), meta.clone()),
+                None => return,
+            }
+        };
+        let mut error = None;
+        for record in lp.processed.range(j..i) {
+            let mut ctx = Ctx::<M>::buffered(
+                lp.id,
+                record.key,
+                n_lps,
+                &mut meta,
+                &mut effects,
+                &mut outputs,
+                &mut error,
+            );
+            let event = record.event.clone();
+            // The first run of this event succeeded and handlers are deterministic, so this
+            // re-run does too; its effects and outputs stand from the first run.
+            let _ = catch_unwind(AssertUnwindSafe(|| model.on_event(event, &mut ctx)));
+            effects.clear();
+            outputs.clear();
+            error = None;
+            self.counters.coasted += 1;
+        }
+        lp.model = model;
+        lp.meta = meta;
+        self.effects = effects;
+        self.outputs = outputs;
+    }
+
+    /// Undoes every processed event of LP `l` with key `>= target`.
+    fn rollback(&mut self, l: usize, target: EventKey, primary: bool) {
+        let lp = &self.lps[l];
+        let start = lp.committed_prefix;
+        // Committed records are below GVT, hence below any target.
+        let i = lp
+            .processed
+            .partition_point(|record| record.key < target)
+            .max(start);
+        if i == lp.processed.len() {
+            return;
+        }
+        if primary {
+            self.counters.primary += 1;
+        } else {
+            self.counters.secondary += 1;
+            // An antimessage (or retraction) chases the wrong events its target caused. With
+            // zero delays those events sit at the same time, and a deterministic model
+            // re-running from the restored state regenerates them exactly as fast as the
+            // antimessages cancel them: the chase never ends. So until GVT passes this time,
+            // the LP runs events at this time only when they are at GVT, which lets the
+            // antimessages catch up. Events at later times are not held back.
+            self.lps[l].hold = Some(target.time);
+        }
+        self.restore(l, i);
+        let lp = &mut self.lps[l];
+        let undone = lp.processed.len() - i;
+        for record in lp.processed.drain(i..) {
+            self.n_outputs -= record.outputs.len();
+            lp.pending.insert(record.key, record.event);
+        }
+        self.n_pending += undone;
+        self.n_records -= undone;
+        self.counters.rolled_back += undone as u64;
+        lp.since_snapshot = 0;
+        for record in lp.processed.iter().rev() {
+            lp.since_snapshot += 1;
+            if record.snapshot.is_some() {
+                break;
+            }
+        }
+        // Undo the effects of the undone events, newest first.
+        loop {
+            let lp = &mut self.lps[l];
+            if !lp.effects.back().is_some_and(|record| record.cause >= target) {
+                break;
+            }
+            let Some(record) = lp.effects.pop_back() else {
+                break;
+            };
+            self.n_effects -= 1;
+            match record.effect {
+                Logged::Send {
+                    key,
+                    dest,
+                    event: Some(event),
+                } if self.settings.lazy => {
+                    lp.deferred.push(Deferred {
+                        cause: record.cause,
+                        key,
+                        dest,
+                        event,
+                    });
+                    self.n_deferred += 1;
+                    if !lp.in_deferred {
+                        lp.in_deferred = true;
+                        self.deferred_lps.push(l as u32);
+                    }
+                }
+                Logged::Send { key, dest, .. } => self.send_anti(key, dest),
+                Logged::Withdraw { key, dest } => {
+                    self.counters.retractions += 1;
+                    self.transmit(Msg::Restore { key, dest });
+                }
+                Logged::Move { dest, from, to } => {
+                    self.counters.retractions += 1;
+                    self.transmit(Msg::Move {
+                        dest,
+                        from: to,
+                        to: from,
+                    });
+                }
+            }
+        }
+        self.clear_failure(l, target);
+    }
+
+    fn send_anti(&mut self, key: EventKey, dest: LpId) {
+        self.counters.antimessages += 1;
+        self.transmit(Msg::Anti { key, dest });
+    }
+
+    /// Sends the antimessages of LP `l`'s deferred sends that match `which`.
+    fn flush_deferred(&mut self, l: usize, which: impl Fn(&Deferred<M::Event>) -> bool) {
+        let mut index = 0;
+        loop {
+            let lp = &mut self.lps[l];
+            if index >= lp.deferred.len() {
+                break;
+            }
+            if which(&lp.deferred[index]) {
+                let deferred = lp.deferred.swap_remove(index);
+                self.n_deferred -= 1;
+                self.send_anti(deferred.key, deferred.dest);
+            } else {
+                index += 1;
+            }
+        }
+    }
+
+    /// Puts LP `l` in the scheduler under its smallest pending key (or takes it out).
+    #[inline]
+    fn resched(&mut self, l: usize) {
+        let lp = &mut self.lps[l];
+        let mut top = if lp.failed.is_some() {
+            None
+        } else {
+            lp.pending.first_key_value().map(|(key, _)| *key)
+        };
+        if let (Some(hold), Some(key)) = (lp.hold, top)
+            && key.time == hold
+            && key > self.gvt
+        {
+            top = None;
+            if !lp.in_held {
+                lp.in_held = true;
+                self.held_lps.push(l as u32);
+            }
+        }
+        match (top, lp.heap_handle) {
+            (Some(key), Some(handle)) => {
+                if self.heap.get(handle).map(|(current, _)| current) != Some(key) {
+                    let _ = self.heap.reschedule(handle, key);
+                }
+            }
+            (Some(key), None) => {
+                lp.heap_handle = self.heap.push(key, l as u32).ok();
+            }
+            (None, Some(handle)) => {
+                let _ = self.heap.cancel(handle);
+                lp.heap_handle = None;
+            }
+            (None, None) => {}
+        }
+    }
+
+    // ----- messages ----------------------------------------------------------------------
+
+    fn transmit(&mut self, msg: Msg<M::Event>) {
+        let (worker, _) = self.route[msg.dest().index()];
+        let worker = worker as usize;
+        if worker == self.index {
+            self.local.push_back(msg);
+        } else {
+            self.outboxes[worker].push(msg);
+            if self.outboxes[worker].len() >= BATCH {
+                self.flush(worker);
+            }
+        }
+    }
+
+    fn flush(&mut self, worker: usize) {
+        if self.outboxes[worker].is_empty() {
+            return;
+        }
+        let fresh = self
+            .spare
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(BATCH));
+        let batch = std::mem::replace(&mut self.outboxes[worker], fresh);
+        let stamp = batch.iter().map(Msg::stamp).min().unwrap_or_else(key_max);
+        // A closed inbox means its worker has finished, which happens only once nothing can
+        // reach it that matters (after the final barrier).
+        let _ = self.peers[worker].send(batch);
+        self.shared.gvt.note_send(&mut self.port, stamp);
+    }
+
+    fn flush_all(&mut self) {
+        for worker in 0..self.outboxes.len() {
+            self.flush(worker);
+        }
+    }
+
+    fn absorb_inbox(&mut self) {
+        while let Ok(batch) = self.inbox.try_recv() {
+            self.absorb(batch);
+        }
+    }
+
+    fn absorb(&mut self, mut batch: Vec<Msg<M::Event>>) {
+        for msg in batch.drain(..) {
+            self.apply(msg);
+        }
+        if self.spare.len() < 64 {
+            self.spare.push(batch);
+        }
+    }
+
+    fn drain_local(&mut self) {
+        while let Some(msg) = self.local.pop_front() {
+            self.apply(msg);
+        }
+    }
+
+    /// Applies one message to its LP (ground rule 4).
+    fn apply(&mut self, msg: Msg<M::Event>) {
+        let (_, l) = self.route[msg.dest().index()];
+        let l = l as usize;
+        match msg {
+            Msg::Event { key, event, .. } => {
+                if !self.early_antis.is_empty() && self.early_antis.remove(&(l as u32, key)) {
+                    return;
+                }
+                if self.lps[l].processed_at_or_after(key) {
+                    self.rollback(l, key, true);
+                }
+                self.clear_failure(l, key);
+                self.lps[l].pending.insert(key, event);
+                self.n_pending += 1;
+                self.counters.peak_pending = self.counters.peak_pending.max(self.n_pending);
+            }
+            Msg::Anti { key, .. } => {
+                if self.lps[l].processed_at_or_after(key) {
+                    self.rollback(l, key, false);
+                }
+                self.clear_failure(l, key);
+                let lp = &mut self.lps[l];
+                if lp.pending.remove(&key).is_some() {
+                    self.n_pending -= 1;
+                } else if lp.withdrawn.remove(&key).is_some() {
+                    self.n_withdrawn -= 1;
+                } else {
+                    // The event is still on its way (possible only across a future
+                    // transport without per-pair FIFO): annihilate it when it comes.
+                    self.counters.early_antimessages += 1;
+                    self.early_antis.insert((l as u32, key));
+                }
+            }
+            Msg::Withdraw { key, cause, .. } => {
+                if self.lps[l].processed_at_or_after(key) {
+                    self.rollback(l, key, false);
+                }
+                self.clear_failure(l, key);
+                let lp = &mut self.lps[l];
+                if let Some(event) = lp.pending.remove(&key) {
+                    self.n_pending -= 1;
+                    lp.withdrawn.insert(key, (event, cause));
+                    self.n_withdrawn += 1;
+                    if !lp.in_withdrawn {
+                        lp.in_withdrawn = true;
+                        self.withdrawn_lps.push(l as u32);
+                    }
+                }
+            }
+            Msg::Restore { key, .. } => {
+                if let Some((event, _)) = self.lps[l].withdrawn.remove(&key) {
+                    self.n_withdrawn -= 1;
+                    if self.lps[l].processed_at_or_after(key) {
+                        self.rollback(l, key, false);
+                    }
+                    self.clear_failure(l, key);
+                    self.lps[l].pending.insert(key, event);
+                    self.n_pending += 1;
+                }
+            }
+            Msg::Move { from, to, .. } => {
+                let first = from.min(to);
+                if self.lps[l].processed_at_or_after(first) {
+                    self.rollback(l, first, false);
+                }
+                self.clear_failure(l, first);
+                let lp = &mut self.lps[l];
+                if let Some(event) = lp.pending.remove(&from) {
+                    lp.pending.insert(to, event);
+                }
+            }
+        }
+        self.resched(l);
+    }
+
+    // ----- GVT, fossils, memory --------------------------------------------------------
+
+    /// Reports this worker's local minimum for `round` (ground rule 6).
+    fn report(&mut self, round: u64) {
+        // Deferred sends whose cause is gone are cancelled first, so their antimessages are
+        // flushed below and covered by this report.
+        let mut position = 0;
+        while position < self.deferred_lps.len() {
+            let l = self.deferred_lps[position] as usize;
+            if self.settings.lazy {
+                let lp = &self.lps[l];
+                let gone: Vec<EventKey> = lp
+                    .deferred
+                    .iter()
+                    .map(|d| d.cause)
+                    .filter(|cause| !lp.pending.contains_key(cause))
+                    .collect();
+                if !gone.is_empty() {
+                    self.flush_deferred(l, |d| gone.contains(&d.cause));
+                }
+            }
+            if self.lps[l].deferred.is_empty() {
+                self.lps[l].in_deferred = false;
+                self.deferred_lps.swap_remove(position);
+            } else {
+                position += 1;
+            }
+        }
+        self.flush_all();
+        self.absorb_inbox();
+        self.drain_local();
+        self.flush_all();
+        let mut local = self.heap.peek().map_or_else(key_max, |(key, _)| key);
+        for &l in &self.failed_lps {
+            if let Some(failure) = &self.lps[l as usize].failed {
+                local = local.min(failure.key);
+            }
+        }
+        for &l in &self.held_lps {
+            if let Some((key, _)) = self.lps[l as usize].pending.first_key_value() {
+                local = local.min(*key);
+            }
+        }
+        for &l in &self.deferred_lps {
+            for deferred in &self.lps[l as usize].deferred {
+                local = local.min(deferred.cause);
+            }
+        }
+        self.shared.gvt.report(&mut self.port, round, local);
+    }
+
+    /// Acts on a new GVT: commits below it, and decides whether the run is over. Returns
+    /// `true` when this worker should finish.
+    fn new_gvt(&mut self, gvt: EventKey) -> bool {
+        self.gvt = gvt;
+        self.commit_below(gvt);
+        let held = std::mem::take(&mut self.held_lps);
+        for &l in &held {
+            let lp = &mut self.lps[l as usize];
+            lp.in_held = false;
+            if lp.hold.is_some_and(|hold| gvt.time > hold) {
+                lp.hold = None;
+            }
+        }
+        for &l in &held {
+            self.resched(l as usize);
+        }
+        if gvt == key_max() || gvt.time.as_f64() >= self.settings.end_time {
+            return true;
+        }
+        for &l in &self.failed_lps {
+            let lp = &mut self.lps[l as usize];
+            if let Some(failure) = lp.failed.as_mut()
+                && failure.key <= gvt
+            {
+                // Nothing before the failed event can change any more: the error is real.
+                let info = StopInfo {
+                    key: failure.key,
+                    lp: lp.id,
+                    error: failure.error.clone(),
+                    outputs: failure.outputs.take(),
+                };
+                self.shared.stop_with(info);
+                return true;
+            }
+        }
+        if let Some(budget) = self.settings.memory {
+            let pending: u64 = self
+                .shared
+                .gauges
+                .iter()
+                .map(|gauge| gauge.pending.load(Ordering::Relaxed))
+                .sum();
+            if pending > budget {
+                let error = SimError::Config(format!(
+                    "memory budget exhausted: the pending events alone need about {pending} bytes, more than the budget of {budget} bytes; raise --memory"
+                ));
+                self.shared.stop_with(StopInfo {
+                    key: gvt,
+                    lp: LpId::new(0),
+                    error,
+                    outputs: None,
+                });
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Commits every processed event with a key below `bound` and drops what no rollback
+    /// can need any more (ground rules 2 and 5).
+    fn commit_below(&mut self, bound: EventKey) {
+        let mut batch = Vec::new();
+        let mut position = 0;
+        while position < self.dirty.len() {
+            let l = self.dirty[position] as usize;
+            let lp = &mut self.lps[l];
+            let start = lp.committed_prefix;
+            // Committed records are below the previous bound, hence below this one.
+            let end = lp
+                .processed
+                .partition_point(|record| record.key < bound)
+                .max(start);
+            for record in lp.processed.range_mut(start..end) {
+                self.trace.add(&record.key, lp.id);
+                self.counters.committed += 1;
+                self.last_commit = self.last_commit.max(record.key.time.as_f64());
+                self.n_outputs -= record.outputs.len();
+                for output in record.outputs.drain(..) {
+                    batch.push((record.key, lp.id, output));
+                }
+            }
+            if end == lp.processed.len() {
+                self.n_records -= lp.processed.len();
+                lp.processed.clear();
+                lp.committed_prefix = 0;
+                lp.since_snapshot = 0;
+            } else {
+                let mut keep = end;
+                while keep > 0 && lp.processed[keep].snapshot.is_none() {
+                    keep -= 1;
+                }
+                lp.processed.drain(..keep);
+                self.n_records -= keep;
+                lp.committed_prefix = end - keep;
+            }
+            while lp.effects.front().is_some_and(|record| record.cause < bound) {
+                lp.effects.pop_front();
+                self.n_effects -= 1;
+            }
+            if lp.processed.len() > lp.committed_prefix {
+                position += 1;
+            } else {
+                lp.in_dirty = false;
+                self.dirty.swap_remove(position);
+            }
+        }
+        let mut position = 0;
+        while position < self.withdrawn_lps.len() {
+            let l = self.withdrawn_lps[position] as usize;
+            let lp = &mut self.lps[l];
+            let before = lp.withdrawn.len();
+            // Once GVT passes the cancel, no rollback can restore the event.
+            lp.withdrawn.retain(|_, (_, cause)| *cause >= bound);
+            self.n_withdrawn -= before - lp.withdrawn.len();
+            if lp.withdrawn.is_empty() {
+                lp.in_withdrawn = false;
+                self.withdrawn_lps.swap_remove(position);
+            } else {
+                position += 1;
+            }
+        }
+        let _ = self.to_coordinator.send(ToCoordinator::Committed {
+            worker: self.index,
+            bound,
+            outputs: batch,
+        });
+    }
+
+    /// Updates this worker's memory estimate (for the statistics) and, under a budget,
+    /// publishes it and reads whether the run as a whole is over budget.
+    fn update_gauge(&mut self) {
+        let pending_bytes =
+            (self.n_pending * (size_of::<EventKey>() + size_of::<M::Event>() + 16)) as u64;
+        let total = pending_bytes
+            + (self.n_records * size_of::<Processed<M>>()) as u64
+            + (self.n_effects * size_of::<EffectRecord<M::Event>>()) as u64
+            + (self.n_deferred * size_of::<Deferred<M::Event>>()) as u64
+            + (self.n_withdrawn * (size_of::<EventKey>() * 2 + size_of::<M::Event>() + 16))
+                as u64
+            + (self.n_outputs * size_of::<M::Output>()) as u64;
+        self.counters.peak_bytes = self.counters.peak_bytes.max(total);
+        let Some(budget) = self.settings.memory else {
+            return;
+        };
+        let gauge = &self.shared.gauges[self.index];
+        gauge.total.store(total, Ordering::Relaxed);
+        gauge.pending.store(pending_bytes, Ordering::Relaxed);
+        let sum: u64 = self
+            .shared
+            .gauges
+            .iter()
+            .map(|gauge| gauge.total.load(Ordering::Relaxed))
+            .sum();
+        let over = sum > budget;
+        if over && !self.over_budget {
+            // Collect fossils as soon as possible: that is what frees memory.
+            self.shared.gvt.try_start();
+        }
+        self.over_budget = over;
+    }
+
+    /// The last steps: commit what is final, let every message land, count what is left.
+    fn finish(mut self) {
+        let bound = self.shared.stop_key().unwrap_or_else(key_max);
+        self.commit_below(bound);
+        self.flush_all();
+        self.shared.barrier.wait();
+        // Every worker has flushed; what is in transit now is all that is left to land.
+        self.absorb_inbox();
+        self.drain_local();
+        let summary = Summary {
+            lps: self.lps.len(),
+            trace: self.trace,
+            counters: self.counters.clone(),
+            pending_at_end: self.n_pending,
+            last_commit: self.last_commit,
+        };
+        let _ = self.to_coordinator.send(ToCoordinator::Finished {
+            worker: self.index,
+            summary: Box::new(summary),
+        });
+    }
+}
+

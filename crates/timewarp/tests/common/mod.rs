@@ -1,0 +1,283 @@
+//! Test models and helpers shared by the integration tests: every scenario runs on the
+//! sequential kernel and on Time Warp in many configurations, and the committed traces and
+//! outputs must be identical.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::fmt::Debug;
+
+use rand::RngExt;
+use warpsim_core::{
+    Committed, Ctx, EventHandle, Kernel, LogicalProcess, LpId, Report, RunConfig, RunError,
+    Sequential,
+};
+use warpsim_timewarp::{Cancellation, Partition, TimeWarp, TimeWarpStats};
+
+/// Seeds per scenario: at least 100 in release, fewer in debug builds.
+pub fn seeds() -> u64 {
+    if cfg!(debug_assertions) { 12 } else { 100 }
+}
+
+pub type Outputs<M> = Vec<Committed<<M as LogicalProcess>::Output>>;
+
+pub fn sequential<M: LogicalProcess>(
+    config: RunConfig,
+    lps: Vec<M>,
+) -> (Result<Report, RunError>, Outputs<M>) {
+    let mut outputs = Vec::new();
+    let result = Sequential::new(config).run(lps, &mut outputs);
+    (result, outputs)
+}
+
+pub fn timewarp<M: LogicalProcess>(
+    kernel: &TimeWarp,
+    lps: Vec<M>,
+) -> (Result<Report, RunError>, Outputs<M>, TimeWarpStats) {
+    let mut outputs = Vec::new();
+    let (result, stats) = kernel.run_with_stats(lps, &mut outputs);
+    (result, outputs, stats)
+}
+
+/// The Time Warp configurations every equivalence test runs: 1–4 threads, both cancellation
+/// modes, state saves every event and every third event, plus a tiny optimism window and a
+/// tiny memory budget. `seed` picks the partition and GVT interval, to vary them cheaply.
+pub fn kernels(config: &RunConfig, seed: u64, memory: u64) -> Vec<TimeWarp> {
+    let mut kernels = Vec::new();
+    let partition = if seed % 2 == 0 {
+        Partition::Block
+    } else {
+        Partition::RoundRobin
+    };
+    let gvt_interval = [7, 64, 512][(seed % 3) as usize];
+    for threads in 1..=4 {
+        for cancellation in [Cancellation::Aggressive, Cancellation::Lazy] {
+            for k in [1, 3] {
+                kernels.push(
+                    TimeWarp::new(config.clone())
+                        .threads(threads)
+                        .partition(partition.clone())
+                        .cancellation(cancellation)
+                        .checkpoint_interval(k)
+                        .gvt_interval(gvt_interval),
+                );
+            }
+        }
+    }
+    kernels.push(
+        TimeWarp::new(config.clone())
+            .threads(3)
+            .window(Some(0.05))
+            .cancellation(Cancellation::Aggressive),
+    );
+    kernels.push(
+        TimeWarp::new(config.clone())
+            .threads(2)
+            .checkpoint_interval(2)
+            .memory(Some(memory)),
+    );
+    kernels
+}
+
+/// Runs `make()` on the sequential kernel and on every kernel of [`kernels`], and checks
+/// that the trace hashes, counts and outputs agree. Returns the summed statistics' antimessage
+/// and rollback counts, so tests can check the optimism was exercised.
+pub fn check_equivalent<M, F>(name: &str, seed: u64, end: f64, memory: u64, make: F) -> (u64, u64)
+where
+    M: LogicalProcess,
+    M::Output: PartialEq + Debug,
+    F: Fn() -> Vec<M>,
+{
+    let config = RunConfig::new(seed).end_time(end);
+    let (expected, expected_outputs) = sequential(config.clone(), make());
+    let expected = expected.unwrap_or_else(|error| panic!("{name} seed {seed}: {error}"));
+    let mut rollbacks = 0;
+    let mut antimessages = 0;
+    for kernel in kernels(&config, seed, memory) {
+        let (result, outputs, stats) = timewarp(&kernel, make());
+        let report = result.unwrap_or_else(|error| panic!("{name} seed {seed} {kernel:?}: {error}"));
+        assert_eq!(
+            report.trace_hash, expected.trace_hash,
+            "{name} seed {seed}: trace differs on {kernel:?}\n{stats}"
+        );
+        assert_eq!(report.events_committed, expected.events_committed, "{name} seed {seed} {kernel:?}");
+        assert_eq!(report.pending_at_end, expected.pending_at_end, "{name} seed {seed} {kernel:?}");
+        assert_eq!(report.stop_reason, expected.stop_reason, "{name} seed {seed} {kernel:?}");
+        assert_eq!(report.end_time, expected.end_time, "{name} seed {seed} {kernel:?}");
+        assert!(
+            outputs == expected_outputs,
+            "{name} seed {seed}: outputs differ on {kernel:?}: {} vs {} outputs",
+            outputs.len(),
+            expected_outputs.len()
+        );
+        assert_eq!(stats.committed, report.events_committed);
+        assert!(stats.processed >= stats.committed);
+        rollbacks += stats.primary_rollbacks + stats.secondary_rollbacks;
+        antimessages += stats.antimessages;
+    }
+    (rollbacks, antimessages)
+}
+
+/// Random sends, cancels and reschedules, with outputs: every cancel and reschedule reports
+/// its result, and some events emit two outputs (their order within the event must hold).
+#[derive(Clone, Default)]
+pub struct Chaos {
+    pending: Vec<EventHandle>,
+    handled: u64,
+}
+
+impl LogicalProcess for Chaos {
+    type Event = u32;
+    type Output = (u8, bool, u64);
+    fn init(&mut self, ctx: &mut Ctx<Self>) {
+        for _ in 0..3 {
+            let delay = ctx.rng().random::<f64>();
+            let handle = ctx.schedule(delay, 0);
+            self.pending.push(handle);
+        }
+    }
+    fn on_event(&mut self, tag: u32, ctx: &mut Ctx<Self>) {
+        self.handled += 1;
+        let n = ctx.n_lps();
+        let roll: f64 = ctx.rng().random();
+        let mut sends = 1;
+        if roll < 0.25 && !self.pending.is_empty() {
+            let index = ctx.rng().random_range(0..self.pending.len());
+            let handle = self.pending.swap_remove(index);
+            let cancelled = ctx.cancel(handle);
+            ctx.emit((0, cancelled, handle.key().seq));
+            if cancelled {
+                sends = 2;
+            }
+        } else if roll < 0.5 && !self.pending.is_empty() {
+            let index = ctx.rng().random_range(0..self.pending.len());
+            let delay = ctx.rng().random::<f64>() * 2.0;
+            let moved = ctx.reschedule(&mut self.pending[index], delay);
+            ctx.emit((1, moved, self.pending[index].key().seq));
+            if tag % 3 == 0 {
+                // Move it again in the same handler.
+                let again = ctx.reschedule(&mut self.pending[index], delay * 0.5);
+                ctx.emit((2, again, u64::from(tag)));
+            }
+        }
+        if roll > 0.9 {
+            ctx.emit((3, true, self.handled));
+        }
+        for _ in 0..sends {
+            let to = LpId::new(ctx.rng().random_range(0..n));
+            let delay = if ctx.rng().random::<f64>() < 0.15 {
+                0.0
+            } else {
+                ctx.rng().random::<f64>()
+            };
+            let handle = ctx.send(to, delay, tag.wrapping_add(1));
+            if self.pending.len() < 8 {
+                self.pending.push(handle);
+            } else if ctx.rng().random::<f64>() < 0.3 {
+                // Cancel what was just sent, in the same handler.
+                let cancelled = ctx.cancel(handle);
+                ctx.emit((4, cancelled, handle.key().seq));
+                let replacement = ctx.send(to, 0.5, tag);
+                let _ = replacement;
+            }
+        }
+    }
+}
+
+/// Zero-delay cascades across LPs: every event at a whole time sends a chain of zero-delay
+/// events through random LPs, each emitting its position.
+#[derive(Clone, Default)]
+pub struct Cascade;
+
+impl LogicalProcess for Cascade {
+    type Event = u32;
+    type Output = (u32, u32);
+    fn init(&mut self, ctx: &mut Ctx<Self>) {
+        ctx.schedule(1.0, 0);
+    }
+    fn on_event(&mut self, depth: u32, ctx: &mut Ctx<Self>) {
+        ctx.emit((ctx.me().get(), depth));
+        let n = ctx.n_lps();
+        if depth < 4 {
+            let to = LpId::new(ctx.rng().random_range(0..n));
+            ctx.send(to, 0.0, depth + 1);
+        }
+        if depth == 0 {
+            ctx.schedule(1.0, 0);
+        }
+    }
+}
+
+/// The core tests' cancel/reschedule scenario with hand-checked answers.
+#[derive(Clone, Default)]
+pub struct Canceller {
+    handles: Vec<EventHandle>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cmd {
+    Fire(u32),
+    Act,
+}
+
+impl LogicalProcess for Canceller {
+    type Event = Cmd;
+    type Output = String;
+    fn init(&mut self, ctx: &mut Ctx<Self>) {
+        if ctx.me().get() == 0 {
+            for i in 0..4 {
+                let handle = ctx.send(LpId::new(1), 10.0 + f64::from(i), Cmd::Fire(i));
+                self.handles.push(handle);
+            }
+            ctx.schedule(5.0, Cmd::Act);
+            ctx.schedule(12.5, Cmd::Act);
+        }
+    }
+    fn on_event(&mut self, cmd: Cmd, ctx: &mut Ctx<Self>) {
+        match cmd {
+            Cmd::Fire(i) => ctx.emit(format!("fire {i} at {}", ctx.now())),
+            Cmd::Act if ctx.now().as_f64() == 5.0 => {
+                let first = ctx.cancel(self.handles[0]);
+                let again = ctx.cancel(self.handles[0]);
+                let mut moved = self.handles[1];
+                let rescheduled = ctx.reschedule(&mut moved, 20.0);
+                self.handles[1] = moved;
+                let mut early = self.handles[3];
+                let earlier = ctx.reschedule(&mut early, 1.0);
+                self.handles[3] = early;
+                ctx.emit(format!("{first} {again} {rescheduled} {earlier}"));
+            }
+            Cmd::Act => {
+                let ran = ctx.cancel(self.handles[2]);
+                let late = ctx.cancel(self.handles[1]);
+                let moved_after_cancel = ctx.reschedule(&mut self.handles[1].clone(), 1.0);
+                ctx.emit(format!("{ran} {late} {moved_after_cancel}"));
+            }
+        }
+    }
+}
+
+/// Each LP passes a counter around a ring until it reaches zero: the run drains.
+#[derive(Clone)]
+pub struct Countdown {
+    pub left: u32,
+}
+
+impl LogicalProcess for Countdown {
+    type Event = u32;
+    type Output = (u32, u32);
+    fn init(&mut self, ctx: &mut Ctx<Self>) {
+        let left = self.left;
+        ctx.schedule(ctx.me().get() as f64 * 0.1, left);
+    }
+    fn on_event(&mut self, left: u32, ctx: &mut Ctx<Self>) {
+        if left % 7 == 0 {
+            ctx.emit((ctx.me().get(), left));
+        }
+        if left > 0 {
+            let n = ctx.n_lps();
+            let to = LpId::new(ctx.rng().random_range(0..n));
+            let delay = ctx.rng().random::<f64>();
+            ctx.send(to, delay, left - 1);
+        }
+    }
+}
