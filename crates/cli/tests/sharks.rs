@@ -171,9 +171,8 @@ fn the_readable_report_names_the_figures() {
 }
 
 #[test]
-fn a_wrong_death_list_is_caught_by_verify() {
-    // Verification runs the oracle on the population that was simulated; here we only check
-    // that the flag is accepted with a file population and a 1x1 world, the smallest grid.
+fn verify_accepts_a_file_population_on_the_smallest_grid() {
+    // One shark, one fish it reaches at t = 2.5 across a 1x1 world, one fish out of reach.
     let dir = scratch("verify");
     let population = dir.join("p.csv");
     std::fs::write(
