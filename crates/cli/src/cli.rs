@@ -68,6 +68,8 @@ pub(crate) fn parse(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
 pub(crate) enum KernelKind {
     /// One thread, events in key order: the reference every other kernel matches.
     Sequential,
+    /// Optimistic Time Warp on `--threads` worker threads: the same committed events.
+    Timewarp,
 }
 
 /// The queue choice, as a clap value.
@@ -134,5 +136,51 @@ pub(crate) struct CommonArgs {
     /// Read parameters from a TOML file (keys are the flag names; flags override the file).
     #[arg(long, value_name = "FILE.toml")]
     pub(crate) config: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) timewarp: TimewarpArgs,
 }
 
+/// Settings of the Time Warp kernel (ignored by the sequential kernel).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Time Warp (--kernel timewarp)")]
+pub(crate) struct TimewarpArgs {
+    /// Worker threads.
+    #[arg(long, default_value_t = 2)]
+    pub(crate) threads: usize,
+    /// How undone sends are cancelled.
+    #[arg(long, value_enum, default_value_t = CancellationArg::Lazy)]
+    pub(crate) cancellation: CancellationArg,
+    /// Save each LP's state every K events (rollbacks coast forward from the last save).
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub(crate) checkpoint_interval: u32,
+    /// Optimism window: run no event later than GVT + W.
+    #[arg(long, value_name = "W")]
+    pub(crate) window: Option<f64>,
+    /// Memory budget for events, state saves and logs (e.g. 2GiB, 512MiB, bytes).
+    #[arg(long, value_name = "BYTES", value_parser = warpsim_timewarp::parse_bytes)]
+    pub(crate) memory: Option<u64>,
+    /// How LPs are spread over the threads.
+    #[arg(long, value_enum, default_value_t = PartitionArg::Block)]
+    pub(crate) partition: PartitionArg,
+    /// Events a thread runs between the GVT rounds it starts.
+    #[arg(long, value_name = "EVENTS", default_value_t = 2048)]
+    pub(crate) gvt_interval: u64,
+}
+
+/// The cancellation mode, as a clap value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CancellationArg {
+    /// Antimessages at once.
+    Aggressive,
+    /// Antimessages only for sends that re-execution does not repeat.
+    Lazy,
+}
+
+/// The partition, as a clap value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum PartitionArg {
+    /// Contiguous blocks of LPs.
+    Block,
+    /// LP i on thread i mod threads.
+    RoundRobin,
+}

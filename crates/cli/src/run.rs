@@ -55,23 +55,45 @@ pub(crate) struct Outcome {
     /// Model-specific readable lines printed after the report (may be empty).
     pub(crate) text: String,
     pub(crate) error: Option<RunError>,
+    /// What the Time Warp kernel did, when it ran.
+    pub(crate) timewarp: Option<warpsim_timewarp::TimeWarpStats>,
+}
+
+/// What [`run_on_kernel`] returns: the kernel's result and, for Time Warp, its statistics.
+/// Converts from a plain kernel result, so [`Outcome::from_result`] takes either.
+#[derive(Debug)]
+pub(crate) struct KernelRun {
+    pub(crate) result: std::result::Result<Report, RunError>,
+    pub(crate) timewarp: Option<warpsim_timewarp::TimeWarpStats>,
+}
+
+impl From<std::result::Result<Report, RunError>> for KernelRun {
+    fn from(result: std::result::Result<Report, RunError>) -> KernelRun {
+        KernelRun {
+            result,
+            timewarp: None,
+        }
+    }
 }
 
 impl Outcome {
     /// An outcome from a kernel result, with no model figures yet.
-    pub(crate) fn from_result(result: std::result::Result<Report, RunError>) -> Outcome {
+    pub(crate) fn from_result(run: impl Into<KernelRun>) -> Outcome {
+        let KernelRun { result, timewarp } = run.into();
         match result {
             Ok(report) => Outcome {
                 report,
                 metrics: Map::new(),
                 text: String::new(),
                 error: None,
+                timewarp,
             },
             Err(error) => Outcome {
                 report: (*error.partial).clone(),
                 metrics: Map::new(),
                 text: String::new(),
                 error: Some(error),
+                timewarp,
             },
         }
     }
@@ -101,11 +123,18 @@ pub(crate) fn run_on_kernel<M, S>(
     lps: Vec<M>,
     sink: &mut S,
     show_progress: bool,
-) -> std::result::Result<Report, RunError>
+) -> KernelRun
 where
     M: LogicalProcess,
     S: OutputSink<M::Output>,
 {
+    if common.kernel == KernelKind::Timewarp {
+        let (result, stats) = timewarp_kernel(common, config).run_with_stats(lps, sink);
+        return KernelRun {
+            result,
+            timewarp: Some(stats),
+        };
+    }
     let progress = Progress::new(if show_progress {
         config.end_time
     } else {
@@ -117,9 +146,31 @@ where
             .queue(common.queue.into())
             .on_progress(hook)
             .run(lps, sink),
+        KernelKind::Timewarp => unreachable!("handled above"),
     };
     progress.finish();
-    result
+    result.into()
+}
+
+/// The Time Warp kernel the flags describe.
+fn timewarp_kernel(common: &CommonArgs, config: RunConfig) -> warpsim_timewarp::TimeWarp {
+    use crate::cli::{CancellationArg, PartitionArg};
+    use warpsim_timewarp::{Cancellation, Partition, TimeWarp};
+    let args = &common.timewarp;
+    TimeWarp::new(config)
+        .threads(args.threads)
+        .cancellation(match args.cancellation {
+            CancellationArg::Aggressive => Cancellation::Aggressive,
+            CancellationArg::Lazy => Cancellation::Lazy,
+        })
+        .partition(match args.partition {
+            PartitionArg::Block => Partition::Block,
+            PartitionArg::RoundRobin => Partition::RoundRobin,
+        })
+        .checkpoint_interval(args.checkpoint_interval)
+        .window(args.window)
+        .memory(args.memory)
+        .gvt_interval(args.gvt_interval)
 }
 
 /// The process's peak resident memory in bytes (Linux `VmHWM`), if the platform tells.
@@ -139,6 +190,9 @@ pub(crate) fn outcome_json(scenario: &dyn Scenario, outcome: &Outcome) -> Result
         object.extend(fields);
     }
     object.extend(outcome.metrics.clone());
+    if let Some(stats) = &outcome.timewarp {
+        object.insert("timewarp".into(), serde_json::to_value(stats)?);
+    }
     object.insert("peak_rss_bytes".into(), Value::from(peak_rss_bytes()));
     object.insert("params".into(), scenario.params());
     if let Some(error) = &outcome.error {
@@ -164,6 +218,9 @@ pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
         println!("{}", outcome.report);
         if let Some(bytes) = peak_rss_bytes() {
             println!("peak memory       {:.1} MiB (process RSS)", bytes as f64 / 1048576.0);
+        }
+        if let Some(stats) = &outcome.timewarp {
+            println!("{stats}");
         }
         if !outcome.text.is_empty() {
             print!("{}", outcome.text);

@@ -283,7 +283,7 @@ impl Kernel for Sequential {
                 return fail(error, report);
             }
             report.peak_pending = report.peak_pending.max(queue.len());
-            if committed % PROGRESS_EVERY == 0
+            if committed.is_multiple_of(PROGRESS_EVERY)
                 && let Some(hook) = &self.progress
             {
                 hook(key.time, committed);

@@ -125,7 +125,11 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         "gb" => 1e9,
         "t" | "tib" => 1024.0f64.powi(4),
         "tb" => 1e12,
-        other => return Err(format!("unknown unit `{other}` in `{text}` (use B, KiB, MiB, GiB, KB, MB, GB)")),
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in `{text}` (use B, KiB, MiB, GiB, KB, MB, GB)"
+            ));
+        }
     };
     let bytes = value * scale;
     if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {

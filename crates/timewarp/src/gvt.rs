@@ -75,7 +75,9 @@ pub(crate) struct GvtPort<K> {
 fn lock_state<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A worker that panicked while holding the lock left the state consistent (every critical
     // section is a few assignments), so poisoning is not an error here.
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(loom)]
@@ -162,7 +164,10 @@ impl<K: Copy + Ord> GvtShared<K> {
     /// Returns the new GVT when this report completed the round.
     pub(crate) fn report(&self, port: &mut GvtPort<K>, round: u64, local: K) -> Option<K> {
         let mut state = lock_state(&self.state);
-        debug_assert_eq!(state.round, round, "a round completes only after every report");
+        debug_assert_eq!(
+            state.round, round,
+            "a round completes only after every report"
+        );
         let local = local.min(port.send_min);
         if local < state.min {
             state.min = local;

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use warpsim_core::kernel_api::{Effect, LpMeta, panic_message};
 use warpsim_core::{
-    Committed, Ctx, EventKey, Kernel, LogicalProcess, LpId, OutputSink, Report, RunError,
-    SimError, StopReason, TraceHash,
+    Committed, Ctx, EventKey, Kernel, LogicalProcess, LpId, OutputSink, Report, RunError, SimError,
+    StopReason, TraceHash,
 };
 
 use crate::config::TimeWarp;
@@ -149,12 +149,7 @@ impl TimeWarp {
         for (index, ((model, meta), pending)) in states.into_iter().zip(pending).enumerate() {
             let worker = self.partition.owner(index, n_lps as usize, threads);
             route.push((worker as u32, owned[worker].len() as u32));
-            owned[worker].push(LpState::new(
-                LpId::new(index as u32),
-                model,
-                meta,
-                pending,
-            ));
+            owned[worker].push(LpState::new(LpId::new(index as u32), model, meta, pending));
         }
         let settings = Settings {
             lazy: self.cancellation == crate::Cancellation::Lazy,

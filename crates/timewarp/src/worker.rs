@@ -542,7 +542,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 },
                 None,
             )),
-            (Ok(()), Some(error)) => Some((error, Some(outputs.drain(..).collect()))),
+            (Ok(()), Some(error)) => Some((error, Some(outputs.split_off(0)))),
         };
         if let Some((error, commit_outputs)) = failure {
             effects.clear();
@@ -555,7 +555,8 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         let emitted = if outputs.is_empty() {
             Vec::new()
         } else {
-            outputs.drain(..).collect()
+            // `split_off` keeps the scratch buffer's capacity for the next event.
+            outputs.split_off(0)
         };
         self.n_outputs += emitted.len();
         self.outputs = outputs;
@@ -780,7 +781,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         // Undo the effects of the undone events, newest first.
         loop {
             let lp = &mut self.lps[l];
-            if !lp.effects.back().is_some_and(|record| record.cause >= target) {
+            if lp.effects.back().is_none_or(|record| record.cause < target) {
                 break;
             }
             let Some(record) = lp.effects.pop_back() else {
@@ -888,7 +889,15 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         let (worker, _) = self.route[msg.dest().index()];
         let worker = worker as usize;
         if worker == self.index {
-            self.local.push_back(msg);
+            if self.local.is_empty() && matches!(msg, Msg::Event { .. }) {
+                // A new event for an LP of this worker is applied at once (the common case:
+                // self-sends). Applying it can roll its LP back, but a rollback sends no new
+                // events, so this never recurses; and with the local queue empty, nothing
+                // sent earlier about the same key can be overtaken.
+                self.apply(msg);
+            } else {
+                self.local.push_back(msg);
+            }
         } else {
             self.outboxes[worker].push(msg);
             if self.outboxes[worker].len() >= BATCH {
@@ -1162,7 +1171,11 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 self.n_records -= keep;
                 lp.committed_prefix = end - keep;
             }
-            while lp.effects.front().is_some_and(|record| record.cause < bound) {
+            while lp
+                .effects
+                .front()
+                .is_some_and(|record| record.cause < bound)
+            {
                 lp.effects.pop_front();
                 self.n_effects -= 1;
             }
@@ -1204,8 +1217,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             + (self.n_records * size_of::<Processed<M>>()) as u64
             + (self.n_effects * size_of::<EffectRecord<M::Event>>()) as u64
             + (self.n_deferred * size_of::<Deferred<M::Event>>()) as u64
-            + (self.n_withdrawn * (size_of::<EventKey>() * 2 + size_of::<M::Event>() + 16))
-                as u64
+            + (self.n_withdrawn * (size_of::<EventKey>() * 2 + size_of::<M::Event>() + 16)) as u64
             + (self.n_outputs * size_of::<M::Output>()) as u64;
         self.counters.peak_bytes = self.counters.peak_bytes.max(total);
         let Some(budget) = self.settings.memory else {
@@ -1250,4 +1262,3 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         });
     }
 }
-

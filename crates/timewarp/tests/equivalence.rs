@@ -33,7 +33,9 @@ fn cancel_and_reschedule_heavy_model_matches_the_sequential_kernel() {
     let mut rollbacks = 0;
     let mut antimessages = 0;
     for seed in 0..seeds() {
-        let (r, a) = check_equivalent("chaos", seed, 8.0, 256 * 1024, || vec![Chaos::default(); 12]);
+        let (r, a) = check_equivalent("chaos", seed, 8.0, 256 * 1024, || {
+            vec![Chaos::default(); 12]
+        });
         rollbacks += r;
         antimessages += a;
     }

@@ -94,15 +94,28 @@ where
     let mut antimessages = 0;
     for kernel in kernels(&config, seed, memory) {
         let (result, outputs, stats) = timewarp(&kernel, make());
-        let report = result.unwrap_or_else(|error| panic!("{name} seed {seed} {kernel:?}: {error}"));
+        let report =
+            result.unwrap_or_else(|error| panic!("{name} seed {seed} {kernel:?}: {error}"));
         assert_eq!(
             report.trace_hash, expected.trace_hash,
             "{name} seed {seed}: trace differs on {kernel:?}\n{stats}"
         );
-        assert_eq!(report.events_committed, expected.events_committed, "{name} seed {seed} {kernel:?}");
-        assert_eq!(report.pending_at_end, expected.pending_at_end, "{name} seed {seed} {kernel:?}");
-        assert_eq!(report.stop_reason, expected.stop_reason, "{name} seed {seed} {kernel:?}");
-        assert_eq!(report.end_time, expected.end_time, "{name} seed {seed} {kernel:?}");
+        assert_eq!(
+            report.events_committed, expected.events_committed,
+            "{name} seed {seed} {kernel:?}"
+        );
+        assert_eq!(
+            report.pending_at_end, expected.pending_at_end,
+            "{name} seed {seed} {kernel:?}"
+        );
+        assert_eq!(
+            report.stop_reason, expected.stop_reason,
+            "{name} seed {seed} {kernel:?}"
+        );
+        assert_eq!(
+            report.end_time, expected.end_time,
+            "{name} seed {seed} {kernel:?}"
+        );
         assert!(
             outputs == expected_outputs,
             "{name} seed {seed}: outputs differ on {kernel:?}: {} vs {} outputs",

@@ -1,0 +1,53 @@
+//! Time Warp on threads against the sequential kernel, side by side in one run: PHOLD with
+//! the parameters (population 1, remote 0.25, lookahead 0.1, mean 1) at 1024 and
+//! 16384 LPs, on 1 and 2 worker threads, both cancellation modes.
+//!
+//! `cargo bench -p warpsim-benches --bench timewarp`
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use warpsim_core::{Discard, Kernel, RunConfig, Sequential};
+use warpsim_models::phold::PholdParams;
+use warpsim_timewarp::{Cancellation, TimeWarp};
+
+fn phold(c: &mut Criterion) {
+    let mut group = c.benchmark_group("timewarp_phold");
+    group.sample_size(10);
+    for (lps, end) in [(1024u32, 200.0), (16384, 20.0)] {
+        let params = PholdParams {
+            lps,
+            end,
+            ..PholdParams::default()
+        };
+        let config = RunConfig::new(7).end_time(end);
+        let events = Sequential::new(config.clone())
+            .run(params.build().unwrap(), &mut Discard)
+            .unwrap()
+            .events_committed;
+        group.throughput(Throughput::Elements(events));
+        group.bench_with_input(BenchmarkId::new("sequential", lps), &lps, |b, _| {
+            b.iter(|| {
+                Sequential::new(config.clone())
+                    .run(params.build().unwrap(), &mut Discard)
+                    .unwrap()
+            })
+        });
+        for threads in [1, 2] {
+            for cancellation in [Cancellation::Lazy, Cancellation::Aggressive] {
+                let name = format!("timewarp_{threads}t_{cancellation}");
+                group.bench_with_input(BenchmarkId::new(name, lps), &lps, |b, _| {
+                    b.iter(|| {
+                        TimeWarp::new(config.clone())
+                            .threads(threads)
+                            .cancellation(cancellation)
+                            .run(params.build().unwrap(), &mut Discard)
+                            .unwrap()
+                    })
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, phold);
+criterion_main!(benches);

@@ -1,0 +1,184 @@
+//! Errors under optimism: a handler error is reported only when it is real (reached by GVT),
+//! with the same error, committed events and outputs as on the sequential kernel; a phantom
+//! error of a wrong optimistic state is rolled back silently; bad settings are refused.
+
+mod common;
+
+use common::{sequential, timewarp};
+use warpsim_core::{Ctx, Discard, Kernel, LogicalProcess, LpId, RunConfig, SimError};
+use warpsim_timewarp::{Cancellation, TimeWarp};
+
+/// Ticks once per time unit on every LP and pings a neighbour; at time 3 LP `bad` misbehaves
+/// (a bad delay, or a panic).
+#[derive(Clone)]
+struct Misbehave {
+    bad: u32,
+    panic: bool,
+}
+
+impl LogicalProcess for Misbehave {
+    type Event = u32;
+    type Output = (u32, f64);
+    fn init(&mut self, ctx: &mut Ctx<Self>) {
+        ctx.schedule(1.0, 0);
+    }
+    fn on_event(&mut self, hop: u32, ctx: &mut Ctx<Self>) {
+        let me = ctx.me().get();
+        ctx.emit((me, ctx.now().as_f64()));
+        if me == self.bad && ctx.now().as_f64() == 3.0 && hop == 0 {
+            if self.panic {
+                panic!("model bug at {}", ctx.now());
+            }
+            ctx.schedule(f64::NAN, 0);
+            return;
+        }
+        if hop == 0 {
+            ctx.schedule(1.0, 0);
+            let next = LpId::new((me + 1) % ctx.n_lps());
+            ctx.send(next, 0.25, 1);
+        }
+    }
+}
+
+#[test]
+fn real_errors_match_the_sequential_kernel() {
+    for panic in [false, true] {
+        let lps = || vec![Misbehave { bad: 2, panic }; 6];
+        let (expected, expected_outputs) = sequential(RunConfig::new(1), lps());
+        let expected = expected.unwrap_err();
+        for threads in 1..=4 {
+            for cancellation in [Cancellation::Aggressive, Cancellation::Lazy] {
+                let kernel = TimeWarp::new(RunConfig::new(1))
+                    .threads(threads)
+                    .cancellation(cancellation);
+                let (result, outputs, _) = timewarp(&kernel, lps());
+                let error = result.unwrap_err();
+                assert_eq!(error.to_string(), expected.to_string(), "{threads} threads");
+                assert_eq!(
+                    error.partial.events_committed, expected.partial.events_committed,
+                    "{threads} threads, panic {panic}"
+                );
+                assert_eq!(error.partial.trace_hash, expected.partial.trace_hash);
+                assert_eq!(
+                    outputs, expected_outputs,
+                    "{threads} threads, panic {panic}"
+                );
+            }
+        }
+        match &expected.error {
+            SimError::ModelPanic { lp, message, .. } => {
+                assert!(panic);
+                assert_eq!(*lp, LpId::new(2));
+                assert_eq!(message, "model bug at 3");
+            }
+            SimError::BadDelay { lp, .. } => {
+                assert!(!panic);
+                assert_eq!(*lp, LpId::new(2));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+/// LP 1 panics if it handles a `Late` event before an `Early` one. Sequentially `Early`
+/// (time 1, sent by LP 0 after a long chain) always comes first, but an optimistic LP 1 may
+/// see `Late` (time 2) first: a phantom error that the straggler `Early` must undo.
+#[derive(Clone, Default)]
+struct Phantom {
+    seen_early: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Ph {
+    Chain(u32),
+    Early,
+    Late,
+}
+
+impl LogicalProcess for Phantom {
+    type Event = Ph;
+    type Output = &'static str;
+    fn init(&mut self, ctx: &mut Ctx<Self>) {
+        match ctx.me().get() {
+            0 => {
+                ctx.schedule(0.001, Ph::Chain(400));
+            }
+            2 => {
+                ctx.send(LpId::new(1), 2.0, Ph::Late);
+            }
+            _ => {}
+        }
+    }
+    fn on_event(&mut self, event: Ph, ctx: &mut Ctx<Self>) {
+        match event {
+            Ph::Chain(0) => {
+                ctx.send(LpId::new(1), 1.0 - ctx.now().as_f64(), Ph::Early);
+            }
+            Ph::Chain(n) => {
+                ctx.schedule(0.001, Ph::Chain(n - 1));
+            }
+            Ph::Early => {
+                self.seen_early = true;
+                ctx.emit("early");
+            }
+            Ph::Late => {
+                assert!(self.seen_early, "late before early");
+                ctx.emit("late");
+            }
+        }
+    }
+}
+
+#[test]
+fn phantom_errors_are_rolled_back() {
+    let (expected, expected_outputs) = sequential(RunConfig::new(1), vec![Phantom::default(); 3]);
+    let expected = expected.unwrap();
+    for threads in 1..=4 {
+        for _ in 0..10 {
+            let kernel = TimeWarp::new(RunConfig::new(1))
+                .threads(threads)
+                .partition(warpsim_timewarp::Partition::RoundRobin);
+            let (result, outputs, _) = timewarp(&kernel, vec![Phantom::default(); 3]);
+            let report = result.unwrap_or_else(|error| panic!("{threads} threads: {error}"));
+            assert_eq!(report.trace_hash, expected.trace_hash);
+            assert_eq!(outputs, expected_outputs);
+        }
+    }
+}
+
+#[test]
+fn bad_settings_are_refused() {
+    let lps = || vec![Phantom::default(); 3];
+    let refused = |kernel: TimeWarp| {
+        let error = kernel.run(lps(), &mut Discard).unwrap_err();
+        assert!(matches!(error.error, SimError::Config(_)), "{error}");
+        error.to_string()
+    };
+    assert!(refused(TimeWarp::new(RunConfig::new(1)).threads(0)).contains("--threads"));
+    assert!(refused(TimeWarp::new(RunConfig::new(1).max_events(5))).contains("end time"));
+    assert!(
+        refused(TimeWarp::new(RunConfig::new(1)).checkpoint_interval(0)).contains("checkpoint")
+    );
+    assert!(refused(TimeWarp::new(RunConfig::new(1)).window(Some(f64::NAN))).contains("--window"));
+    let error = TimeWarp::new(RunConfig::new(1))
+        .run(Vec::<Phantom>::new(), &mut Discard)
+        .unwrap_err();
+    assert_eq!(error.error, SimError::NoLps);
+}
+
+#[test]
+fn a_budget_below_the_pending_events_stops_with_an_error_naming_memory() {
+    let params = warpsim_models::phold::PholdParams {
+        lps: 64,
+        population: 8,
+        end: 50.0,
+        ..Default::default()
+    };
+    let kernel = TimeWarp::new(RunConfig::new(1).end_time(params.end))
+        .threads(2)
+        .memory(Some(1024));
+    let error = kernel
+        .run(params.build().unwrap(), &mut Discard)
+        .unwrap_err();
+    assert!(error.to_string().contains("--memory"), "{error}");
+}
