@@ -17,7 +17,7 @@
 //! wall time, because the benchmark machine is shared with other builds: wall time then
 //! counts the time the thread waits for a core. Set `QUEUE_BENCH_CLOCK=wall` for wall time
 //! (the default where `/proc` is missing). The CPU-time counter advances in scheduler ticks,
-//! so samples are kept long (≥ 0.1 s).
+//! so samples are kept long (tens of milliseconds or more).
 //!
 //! Run with `cargo bench -p warpsim-benches --bench queue_hold`; results in `BENCHMARKS.md`.
 
@@ -144,24 +144,15 @@ fn bench_hold(c: &mut Criterion) {
     let mut group = c.benchmark_group("hold");
     group.throughput(Throughput::Elements(1));
     for n in SIZES {
-        hold_case(
-            &mut group,
-            "BinaryHeap",
-            n,
-            Std(BinaryHeap::with_capacity(n)),
-        );
-        hold_case(
-            &mut group,
-            "IndexedHeap",
-            n,
-            Untracked(IndexedHeap::with_capacity(n)),
-        );
-        hold_case(
-            &mut group,
-            "LadderQueue",
-            n,
-            Untracked(LadderQueue::with_capacity(n)),
-        );
+        hold_case(&mut group, "BinaryHeap", n, || {
+            Std(BinaryHeap::with_capacity(n))
+        });
+        hold_case(&mut group, "IndexedHeap", n, || {
+            Untracked(IndexedHeap::with_capacity(n))
+        });
+        hold_case(&mut group, "LadderQueue", n, || {
+            Untracked(LadderQueue::with_capacity(n))
+        });
     }
     group.finish();
 }
@@ -170,13 +161,18 @@ fn hold_case<Q: HoldQueue>(
     group: &mut BenchmarkGroup<'_, WallTime>,
     name: &str,
     n: usize,
-    mut queue: Q,
+    make: impl Fn() -> Q,
 ) {
-    // The same seed for every queue: they all see the same increments.
-    let mut inc = Increments::new(1);
-    prepare(&mut queue, n, &mut inc);
+    // Built on first use, so a filtered run (`-- hold/LadderQueue`) prepares only what it
+    // measures. The same seed for every queue: they all see the same increments.
+    let mut state = None;
     group.bench_function(BenchmarkId::new(name, n), |b| {
-        b.iter_custom(|iters| time_holds(&mut queue, &mut inc, iters))
+        let (queue, inc) = state.get_or_insert_with(|| {
+            let (mut queue, mut inc) = (make(), Increments::new(1));
+            prepare(&mut queue, n, &mut inc);
+            (queue, inc)
+        });
+        b.iter_custom(|iters| time_holds(queue, inc, iters))
     });
 }
 
@@ -236,7 +232,7 @@ fn time_holds<Q: HoldQueue>(queue: &mut Q, inc: &mut Increments, iters: u64) -> 
 
 /// Cancel-and-replace, or reschedule, of random live entries.
 fn time_handle_ops<Q: PendingSet<u64, u64>>(
-    state: &mut (Tracked<Q>, Increments, Xoshiro256PlusPlus, u64),
+    state: &mut HandleState<Q>,
     iters: u64,
     cancel: bool,
 ) -> Duration {
@@ -260,25 +256,45 @@ fn bench_handle_ops(c: &mut Criterion, group_name: &str, cancel: bool) {
     let mut group = c.benchmark_group(group_name);
     group.throughput(Throughput::Elements(1));
     for n in SIZES {
-        let mut inc = Increments::new(2);
-        let mut heap = tracked(IndexedHeap::with_capacity(n), n);
-        prepare(&mut heap, n, &mut inc);
-        let now = heap.queue.peek().unwrap().0;
-        let mut state = (heap, inc, Xoshiro256PlusPlus::seed_from_u64(3), now);
-        group.bench_function(BenchmarkId::new("IndexedHeap", n), |b| {
-            b.iter_custom(|iters| time_handle_ops(&mut state, iters, cancel))
-        });
-
-        let mut inc = Increments::new(2);
-        let mut ladder = tracked(LadderQueue::with_capacity(n), n);
-        prepare(&mut ladder, n, &mut inc);
-        let now = ladder.queue.peek().unwrap().0;
-        let mut state = (ladder, inc, Xoshiro256PlusPlus::seed_from_u64(3), now);
-        group.bench_function(BenchmarkId::new("LadderQueue", n), |b| {
-            b.iter_custom(|iters| time_handle_ops(&mut state, iters, cancel))
-        });
+        handle_case(
+            &mut group,
+            "IndexedHeap",
+            n,
+            cancel,
+            IndexedHeap::with_capacity,
+        );
+        handle_case(
+            &mut group,
+            "LadderQueue",
+            n,
+            cancel,
+            LadderQueue::with_capacity,
+        );
     }
     group.finish();
+}
+
+/// State of a handle benchmark: the queue with its handles, increments, index RNG, `now`.
+type HandleState<Q> = (Tracked<Q>, Increments, Xoshiro256PlusPlus, u64);
+
+fn handle_case<Q: PendingSet<u64, u64>>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    n: usize,
+    cancel: bool,
+    make: impl Fn(usize) -> Q,
+) {
+    let mut state: Option<HandleState<Q>> = None;
+    group.bench_function(BenchmarkId::new(name, n), |b| {
+        let state = state.get_or_insert_with(|| {
+            let mut inc = Increments::new(2);
+            let mut queue = tracked(make(n), n);
+            prepare(&mut queue, n, &mut inc);
+            let now = queue.queue.peek().unwrap().0;
+            (queue, inc, Xoshiro256PlusPlus::seed_from_u64(3), now)
+        });
+        b.iter_custom(|iters| time_handle_ops(state, iters, cancel))
+    });
 }
 
 fn bench_cancel(c: &mut Criterion) {
@@ -291,10 +307,12 @@ fn bench_reschedule(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
+    // No plots: rendering them took longer than the measurements.
     config = Criterion::default()
+        .without_plots()
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(4));
+        .measurement_time(Duration::from_secs(3));
     targets = bench_hold, bench_cancel, bench_reschedule
 }
 criterion_main!(benches);

@@ -164,18 +164,16 @@ impl<K: Key, V> IndexedHeap<K, V> {
             if first >= len {
                 break;
             }
-            let best = if first + ARITY <= len {
+            let (best, child) = if first + ARITY <= len {
                 // A full node: a two-round tournament whose selects compile to conditional
                 // moves. Which child is smallest is unpredictable, so branches here would
-                // mispredict about once per level.
+                // mispredict about once per level. Indices are relative to `h`, whose length
+                // the compiler knows, so they need no bounds checks.
                 let h = &self.heap[first..first + ARITY];
-                let a = first + usize::from(h[1].0 < h[0].0);
-                let b = first + 2 + usize::from(h[3].0 < h[2].0);
-                if self.heap[b].0 < self.heap[a].0 {
-                    b
-                } else {
-                    a
-                }
+                let a = usize::from(h[1].0 < h[0].0);
+                let b = 2 + usize::from(h[3].0 < h[2].0);
+                let i = if h[b].0 < h[a].0 { b } else { a };
+                (first + i, h[i])
             } else {
                 let mut best = first;
                 for child in first + 1..len {
@@ -183,13 +181,13 @@ impl<K: Key, V> IndexedHeap<K, V> {
                         best = child;
                     }
                 }
-                best
+                (best, self.heap[best])
             };
-            if self.heap[best].0 >= moving.0 {
+            if child.0 >= moving.0 {
                 break;
             }
-            self.heap[pos] = self.heap[best];
-            self.slots[self.heap[pos].1 as usize].pos_or_next = pos as u32;
+            self.heap[pos] = child;
+            self.slots[child.1 as usize].pos_or_next = pos as u32;
             pos = best;
         }
         self.heap[pos] = moving;

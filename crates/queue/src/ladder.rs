@@ -42,13 +42,14 @@ const PURGE_SLACK: usize = 1024;
 /// use warpsim_queue::{LadderQueue, PendingSet};
 ///
 /// let mut queue = LadderQueue::new();
-/// for t in [5.0, 1.5, 3.25, 1.5, 9.0] {
-///     queue.push((t as u64, (t * 4.0) as u32), t).unwrap();
+/// // Keys are (time, sequence number): equal times tie on priority and pop in sequence order.
+/// for (seq, time) in [5u64, 1, 3, 1, 9].into_iter().enumerate() {
+///     queue.push((time, seq as u32), seq).unwrap();
 /// }
-/// let feeder = queue.push((2, 0), 2.0).unwrap();
-/// queue.cancel(feeder);
-/// let times: Vec<f64> = std::iter::from_fn(|| queue.pop().map(|(_, t)| t)).collect();
-/// assert_eq!(times, [1.5, 1.5, 3.25, 5.0, 9.0]);
+/// let extra = queue.push((2, 9), 99).unwrap();
+/// assert_eq!(queue.cancel(extra), Some(((2, 9), 99)));
+/// let order: Vec<usize> = std::iter::from_fn(|| queue.pop().map(|(_, seq)| seq)).collect();
+/// assert_eq!(order, [1, 3, 2, 0, 4]);
 /// ```
 ///
 /// # Implementation
@@ -60,7 +61,7 @@ const PURGE_SLACK: usize = 1024;
 /// - **Top**: an unsorted `Vec` of the entries whose [`Key::priority`] is above `TopStart`
 ///   (the largest priority of the previous Top), with its minimum and maximum priority.
 /// - **Ladder**: up to 8 *rungs* of buckets. When the rest is exhausted, Top is spread over
-///   a first rung (about 4 entries per bucket) in one pass. Buckets are emptied in order; a
+///   a first rung (one bucket per 4 entries) in one pass. Buckets are emptied in order; a
 ///   bucket with more than `THRES = 50` entries is spread over a new, finer rung, one with
 ///   fewer is sorted into Bottom.
 /// - **Bottom**: a short sorted `Vec` (descending, so entries pop from its end). A bucket
@@ -213,10 +214,12 @@ struct Rung<K> {
 
 impl<K> Rung<K> {
     /// The bucket for priority `p`. Monotone in `p` (the float-to-int cast saturates:
-    /// priorities below `start` map to 0, overflow to the last bucket).
+    /// priorities below `start` map to 0, overflow to the last bucket). The cast goes to
+    /// `u32` because that saturating conversion is a few instructions cheaper than to `usize`
+    /// and a rung never has more than `u32::MAX` buckets.
     #[inline]
     fn bucket_of(&self, p: f64) -> usize {
-        (((p - self.start) * self.inv_width) as usize).min(self.n_buckets - 1)
+        (((p - self.start) * self.inv_width) as u32 as usize).min(self.n_buckets - 1)
     }
 }
 
@@ -323,7 +326,7 @@ impl<K: Key, V> LadderQueue<K, V> {
     }
 
     /// Puts an entry into the tier its priority `p` belongs to.
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, entry: Entry<K>, p: f64) {
         self.stored += 1;
         if p > self.top_start {
@@ -342,7 +345,9 @@ impl<K: Key, V> LadderQueue<K, V> {
         self.insert_bottom(entry, p);
     }
 
-    /// Inserts into Bottom (or the spill heap beside it), keeping Bottom sorted.
+    /// Inserts into Bottom (or the spill heap beside it), keeping Bottom sorted. Kept out of
+    /// line: it is the rare case, and inlining it would make `push` save more registers.
+    #[inline(never)]
     fn insert_bottom(&mut self, entry: Entry<K>, p: f64) {
         let len = self.bottom.len();
         // Bottom is descending: the new entry goes after every larger key and, among equal
@@ -392,7 +397,9 @@ impl<K: Key, V> LadderQueue<K, V> {
     }
 
     /// Refills the empty Bottom from the ladder, or the ladder from Top. Returns `false` when
-    /// no entries are left anywhere.
+    /// no entries are left anywhere. Out of line so that `pop`, which calls it once per
+    /// bucket, stays small.
+    #[inline(never)]
     fn refill(&mut self) -> bool {
         debug_assert!(self.bottom.is_empty() && self.spill.is_empty());
         loop {
@@ -580,6 +587,19 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
 
     fn pop(&mut self) -> Option<(K, V)> {
         loop {
+            // Fast path: the spill heap is almost always empty.
+            if self.spill.is_empty()
+                && let Some(entry) = self.bottom.pop()
+            {
+                self.stored -= 1;
+                if is_current(&self.slots, &entry) {
+                    let slot = entry.slot as usize;
+                    let data = self.slots[slot].data.take();
+                    self.release(slot);
+                    return data;
+                }
+                continue;
+            }
             let Some((entry, from_spill)) = self.front() else {
                 if self.refill() {
                     continue;
