@@ -42,6 +42,10 @@ pub(crate) enum ModelCmd {
     Mmc(crate::scenarios::mmc::MmcArgs),
     /// Sharks World: sectors as LPs, checked against a brute-force oracle (the paper's benchmark).
     Sharks(crate::scenarios::sharks::SharksArgs),
+    /// Game loop: a million torches, per-frame polling against event-based timers.
+    Torches(crate::scenarios::game::TorchesArgs),
+    /// Game loop: the warlock's spells ready at milestones computed from the mana curve.
+    Warlock(crate::scenarios::game::WarlockArgs),
 }
 
 /// The command line with the settings every subcommand shares: a later flag overrides an

@@ -21,6 +21,8 @@ pub(crate) fn scenario_of(model: &ModelCmd) -> &dyn Scenario {
         ModelCmd::Pets(args) => args,
         ModelCmd::Mmc(args) => args,
         ModelCmd::Sharks(args) => args,
+        ModelCmd::Torches(args) => args,
+        ModelCmd::Warlock(args) => args,
     }
 }
 

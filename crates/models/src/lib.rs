@@ -8,14 +8,18 @@
 //! - [`mmc`]: the M/M/c queue with its Erlang C answer, to validate the statistics.
 //! - [`sharks`]: Sharks World, the paper's Time Warp benchmark: sectors as the only LPs,
 //!   boundary crossings as the only events, checked against a brute-force oracle.
+//! - [`game`]: the seed chapter's game-loop demos on `warpsim-timers` (not kernel models):
+//!   torches (polling against timers) and the warlock (milestones from a curve).
 //!
 //! Every model has a parameter struct with the defaults of its scenario, a `validate` that
-//! turns bad input into a [`ParamError`], and a `build` that makes the LPs.
+//! turns bad input into a [`ParamError`], and a `build` that makes the LPs (the game demos have
+//! a `run` instead).
 
 #![forbid(unsafe_code)]
 
 pub mod mmc;
 pub mod pets;
+pub mod game;
 pub mod phold;
 pub mod sharks;
 

@@ -52,6 +52,19 @@ impl<'a, C> TimerBuilder<'a, C> {
 
     /// Makes the timer repeat every `period` after its first firing. Occurrence `k` is due at
     /// `first + k · period` exactly: the schedule never drifts.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<Vec<f64>>::new();
+    /// timers.timer(0.1).repeat(0.1).build(|log, ctx| log.push(ctx.scheduled()))?;
+    /// let mut log = Vec::new();
+    /// for _ in 0..600 {
+    ///     timers.advance(1.0 / 60.0, &mut log)?;
+    /// }
+    /// assert_eq!(log.len(), 100);
+    /// assert_eq!(log[99], 0.1 + 99.0 * 0.1); // computed, not accumulated
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
     pub fn repeat(mut self, period: f64) -> Self {
         self.period = Some(period);
         self
@@ -59,12 +72,31 @@ impl<'a, C> TimerBuilder<'a, C> {
 
     /// What a repeating timer does when one advance spans several periods (default
     /// [`CatchUp::FireAll`]). Ignored for one-shot timers.
+    ///
+    /// ```
+    /// use warpsim_timers::{CatchUp, Timers};
+    /// let mut timers = Timers::<u64>::new();
+    /// timers.timer(1.0).repeat(1.0).catch_up(CatchUp::FireOnce).build(|n, ctx| *n += ctx.occurrences())?;
+    /// let mut n = 0;
+    /// assert_eq!(timers.advance(10.0, &mut n)?, 1); // one call…
+    /// assert_eq!(n, 10); // …standing for ten occurrences
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
     pub fn catch_up(mut self, catch_up: CatchUp) -> Self {
         self.catch_up = catch_up;
         self
     }
 
     /// Gives the timer an owner, told when the timer is removed.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<()>::new();
+    /// let owner = timers.add_owner(|_, _| {});
+    /// timers.timer(1.0).owner(owner).build(|_, _| {})?;
+    /// assert_eq!(timers.cancel_owner(owner), Some(1));
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
     pub fn owner(mut self, owner: OwnerId) -> Self {
         self.owner = Some(owner);
         self
@@ -72,6 +104,16 @@ impl<'a, C> TimerBuilder<'a, C> {
 
     /// Replaces a timer: when built, `old` (if still live) is removed and its owner told
     /// [`RemovalReason::Replaced`]. A stale `old` is ignored.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<()>::new();
+    /// let old = timers.add(1.0, |_, _| {})?;
+    /// let new = timers.timer(2.0).replacing(old).build(|_, _| {})?;
+    /// assert!(!timers.is_active(old) && timers.is_active(new));
+    /// assert_eq!(timers.len(), 1);
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
     pub fn replacing(mut self, old: TimerId) -> Self {
         self.replacing = Some(old);
         self

@@ -13,7 +13,8 @@
 //! | [`Timers<C>`] | the manager the game loop owns; [`advance`](Timers::advance) fires what is due |
 //! | [`Scheduler<C>`] | everything else — add, cancel, change time, pause, owners, meters; `Timers` derefs to it |
 //! | [`TimerCtx<C>`] | what a callback gets besides `&mut C`: the scheduler, plus what fired |
-//! | [`TimerBuilder`] | a timer with a repeat period, catch-up policy, owner, or replacing another |
+//! | [`TimerBuilder`] | a timer with a repeat period, catch-up policy, owner, payload, or replacing another |
+//! | [`TimersBuilder`], [`TimerQueue`] | a manager's capacity and pending set (ladder queue or heap) |
 //! | [`TimerId`], [`OwnerId`], [`MeterId`], [`MilestoneId`] | generation-checked ids: a stale one never touches anything |
 //! | [`Meter`], [`Curve`] | a value regenerating along a curve; milestones fire when it reaches thresholds |
 //! | [`TimerError`] | every refused call; nothing here panics on bad input |
@@ -71,17 +72,25 @@
 //!
 //! # Implementation
 //!
-//! Timers live in a slab of slots (reused through a free list, each with a 32-bit
-//! generation); the pending ones sit in an [`IndexedHeap`](warpsim_queue::IndexedHeap), a
-//! 4-ary min-heap with cancel and reschedule by handle, keyed by `(time, sequence)`.
+//! Timers live in a slab of 64-byte slots (one cache line each, reused through a free list,
+//! each with a 32-bit generation that makes ids stale when the slot is reused). The scheduled
+//! ones sit in a pending set from `warpsim-queue`, keyed by `(time, insertion sequence)` so
+//! that equal times fire in insertion order — by default the
+//! [`LadderQueue`](warpsim_queue::LadderQueue) of Tang, Goh and Thng (2005), optionally the
+//! [`IndexedHeap`](warpsim_queue::IndexedHeap), a 4-ary heap ([`TimerQueue`]). Both cancel and
+//! reschedule by handle. The manager keeps a lower bound of the earliest due time, so an
+//! advance with nothing due never touches the queue.
 //!
-//! | operation | cost (n live timers) |
-//! |---|---|
-//! | `add`, `cancel`, `set_time`, `delay`, `pause`, `resume` | O(log n) |
-//! | `advance` with nothing due | O(1): one comparison |
-//! | `advance` firing k timers | O(k log n) |
-//! | `remaining`, `is_active` | O(1) |
-//! | `spend` on a meter with m milestones | O(m log n) |
+//! | operation | ladder (default) | heap |
+//! |---|---|---|
+//! | `add`, `cancel`, `set_time`, `delay`, `pause`, `resume` | amortised O(1) | O(log n) |
+//! | `advance` with nothing due | O(1): one comparison | O(1) |
+//! | `advance` firing k timers | amortised O(k) | O(k log n) |
+//! | `remaining`, `is_active`, `due_time` | O(1) | O(1) |
+//! | `spend` on a meter with m milestones | amortised O(m) | O(m log n) |
+//!
+//! A callback that captures nothing is not allocated; give it a [`payload`](TimerBuilder::payload)
+//! to tell timers apart, and adding a timer allocates nothing in the steady state.
 //!
 //! No feature flags; no `unsafe` code.
 

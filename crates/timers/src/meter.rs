@@ -205,18 +205,39 @@ pub struct MeterBuilder {
 
 impl MeterBuilder {
     /// The starting value (default `0`).
+    ///
+    /// ```
+    /// use warpsim_timers::{Linear, Meter};
+    /// let meter = Meter::builder(Linear::new(1.0)?).value(7.0).build()?;
+    /// assert_eq!(meter.value_at(0.0), 7.0);
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
     pub fn value(mut self, value: f64) -> Self {
         self.value = value;
         self
     }
 
     /// The minimum value (default `0`; `-∞` for none). `spend` never goes below it.
+    ///
+    /// ```
+    /// use warpsim_timers::{Linear, Meter};
+    /// let debt = Meter::builder(Linear::new(1.0)?).min(f64::NEG_INFINITY).value(-5.0).build()?;
+    /// assert_eq!(debt.reach_time(0.0), Some(5.0));
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
     pub fn min(mut self, min: f64) -> Self {
         self.min = min;
         self
     }
 
     /// The cap (default `+∞`). Regeneration stops there.
+    ///
+    /// ```
+    /// use warpsim_timers::{Linear, Meter};
+    /// let meter = Meter::builder(Linear::new(1.0)?).max(10.0).build()?;
+    /// assert_eq!(meter.value_at(60.0), 10.0);
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
     pub fn max(mut self, max: f64) -> Self {
         self.max = max;
         self

@@ -7,14 +7,15 @@
 //! 1. A slot is *live* iff its state is not [`State::Free`]; `live` counts live slots. A
 //!    [`TimerId`] is valid iff its generation equals its slot's and the slot is live.
 //! 2. A slot is in the queue iff its state is [`State::Scheduled`], under the key
-//!    `(slot.time, slot.seq)`; the handle in the state names that queue entry.
+//!    `(slot.time, slot.seq)`; `slot.handle` names that queue entry.
 //! 3. [`State::Parked`] exists only while an advance runs (`in_advance`); every parked slot has
 //!    an entry `(slot, generation)` in `parked` (stale entries are allowed and skipped), and the
 //!    end of the advance moves every parked slot into the queue.
 //! 4. [`State::Firing`] marks a one-shot timer whose callback is running (its callback is out
 //!    of the slot). When the callback returns, a still-firing slot is released as finished; one
 //!    that the callback re-armed (`set_time`, `delay`) keeps its callback.
-//! 5. A slot with an owner is listed in that owner's `timers` at `owner_pos`.
+//! 5. A slot with `has_owner` is listed in its owner's `timers` at the position recorded in
+//!    `owner_links` (the link is kept beside the slots, which only owned timers need).
 //! 6. A milestone in state `Waiting(Some(id))` has exactly one live internal timer, `id`, whose
 //!    callback fires that milestone.
 //! 7. `next_due` is at most the earliest due time in the queue (`+∞` only if it is empty): a
@@ -39,7 +40,7 @@ pub(crate) type BoxedCallback<C> = Box<dyn FnMut(&mut C, &mut TimerCtx<'_, C>)>;
 /// A boxed owner observer.
 type Observer = Box<dyn FnMut(TimerId, RemovalReason)>;
 
-/// Marks "no owner" in [`Slot::owner`].
+/// Marks "no owner" in an [`OwnerLink`].
 const NO_OWNER: u32 = u32::MAX;
 
 /// Slot indices stay below this, so the queue (which reserves `u32::MAX`) is never full before
@@ -122,8 +123,8 @@ pub enum RemovalReason {
 pub(crate) enum State {
     /// Not a timer: the slot is on the free list.
     Free,
-    /// In the queue under `(time, seq)`.
-    Scheduled(Handle),
+    /// In the queue under `(time, seq)`, as `handle`.
+    Scheduled,
     /// Due at `time` but held back until the running advance ends (see ground rule 3).
     Parked,
     /// Paused with `time` left to run.
@@ -132,13 +133,15 @@ pub(crate) enum State {
     Firing,
 }
 
-/// One timer, kept to 72 bytes because firing a timer touches its slot at a random place in
-/// a large array: what only repeating timers need is boxed.
+/// One timer: one 64-byte cache line, because firing a timer touches its slot at a random
+/// place in a large array. What only repeating or owned timers need is kept elsewhere.
+#[repr(align(64))]
 pub(crate) struct Slot<C> {
     pub(crate) generation: u32,
     pub(crate) state: State,
-    pub(crate) owner: u32,
-    pub(crate) owner_pos: u32,
+    pub(crate) has_owner: bool,
+    /// The queue entry while `Scheduled`.
+    pub(crate) handle: Handle,
     /// Insertion sequence number: the tie-break between equal times.
     pub(crate) seq: u64,
     /// Scheduled or parked: the due time. Paused: the time left. Firing: the scheduled time of
@@ -160,6 +163,13 @@ pub(crate) struct Repeat {
     pub(crate) anchor: f64,
     pub(crate) occurrences: u64,
     pub(crate) catch_up: CatchUp,
+}
+
+/// Where an owned timer sits in its owner's list.
+#[derive(Debug, Clone, Copy)]
+struct OwnerLink {
+    owner: u32,
+    pos: u32,
 }
 
 /// A registered owner.
@@ -226,6 +236,8 @@ pub struct Scheduler<C> {
     /// A lower bound of the earliest due time in the queue (ground rule 7).
     pub(crate) next_due: f64,
     pub(crate) slots: Vec<Slot<C>>,
+    /// Parallel to `slots`; meaningful where `has_owner` is set.
+    owner_links: Vec<OwnerLink>,
     free: Vec<u32>,
     live: usize,
     next_seq: u64,
@@ -247,6 +259,7 @@ impl<C> Scheduler<C> {
             queue: Queue::new(queue, capacity),
             next_due: f64::INFINITY,
             slots: Vec::with_capacity(capacity),
+            owner_links: Vec::new(),
             free: Vec::new(),
             live: 0,
             next_seq: 0,
@@ -435,8 +448,8 @@ impl<C> Scheduler<C> {
         let fresh = Slot {
             generation: 0,
             state: State::Firing,
-            owner: NO_OWNER,
-            owner_pos: 0,
+            has_owner: false,
+            handle: Handle::from_raw(u64::MAX),
             seq,
             time: 0.0,
             callback: Some(callback),
@@ -456,13 +469,30 @@ impl<C> Scheduler<C> {
         }
     }
 
+    /// The owner link of slot `idx`, growing the side table on first use.
+    fn owner_link(&mut self, idx: usize) -> &mut OwnerLink {
+        if self.owner_links.len() <= idx {
+            self.owner_links.resize(
+                self.slots.len(),
+                OwnerLink {
+                    owner: NO_OWNER,
+                    pos: 0,
+                },
+            );
+        }
+        &mut self.owner_links[idx]
+    }
+
     /// Links slot `idx` to `owner`, which the caller has checked.
     pub(crate) fn link_owner(&mut self, idx: u32, owner: OwnerId) {
         let list = &mut self.owners[owner.slot as usize].timers;
         list.push(idx);
-        let slot = &mut self.slots[idx as usize];
-        slot.owner = owner.slot;
-        slot.owner_pos = (list.len() - 1) as u32;
+        let pos = (list.len() - 1) as u32;
+        *self.owner_link(idx as usize) = OwnerLink {
+            owner: owner.slot,
+            pos,
+        };
+        self.slots[idx as usize].has_owner = true;
     }
 
     /// `true` when `owner` names a registered owner.
@@ -491,14 +521,14 @@ impl<C> Scheduler<C> {
         let i = idx as usize;
         let park = self.in_advance && due <= park_limit;
         let key = (TimeKey::new(due), self.slots[i].seq);
-        let state = self.slots[i].state;
+        let (state, handle) = (self.slots[i].state, self.slots[i].handle);
         let new_state = match (state, park) {
-            (State::Scheduled(handle), false) => {
+            (State::Scheduled, false) => {
                 let rescheduled = self.queue.reschedule(handle, key);
                 debug_assert!(rescheduled, "ground rule 2");
-                state
+                State::Scheduled
             }
-            (State::Scheduled(handle), true) => {
+            (State::Scheduled, true) => {
                 let cancelled = self.queue.cancel(handle);
                 debug_assert!(cancelled, "ground rule 2");
                 self.parked.push((idx, self.slots[i].generation));
@@ -510,7 +540,10 @@ impl<C> Scheduler<C> {
                 State::Parked
             }
             (_, false) => match self.queue.push(key, idx) {
-                Some(handle) => State::Scheduled(handle),
+                Some(handle) => {
+                    self.slots[i].handle = handle;
+                    State::Scheduled
+                }
                 // Unreachable: the queue holds at most `MAX_SLOTS` entries and accepts every
                 // finite key. Parking keeps the timer consistent if it ever happened.
                 None => {
@@ -519,7 +552,7 @@ impl<C> Scheduler<C> {
                 }
             },
         };
-        if matches!(new_state, State::Scheduled(_)) && due < self.next_due {
+        if new_state == State::Scheduled && due < self.next_due {
             self.next_due = due;
         }
         let slot = &mut self.slots[i];
@@ -529,8 +562,8 @@ impl<C> Scheduler<C> {
 
     /// Takes slot `idx` out of the queue (if it is there) and leaves it unscheduled.
     fn unschedule(&mut self, idx: usize) {
-        if let State::Scheduled(handle) = self.slots[idx].state {
-            let cancelled = self.queue.cancel(handle);
+        if self.slots[idx].state == State::Scheduled {
+            let cancelled = self.queue.cancel(self.slots[idx].handle);
             debug_assert!(cancelled, "ground rule 2");
         }
     }
@@ -548,15 +581,16 @@ impl<C> Scheduler<C> {
         slot.state = State::Free;
         let callback = slot.callback.take();
         let repeat = slot.repeat.take();
-        let owner = std::mem::replace(&mut slot.owner, NO_OWNER);
-        let owner_pos = slot.owner_pos as usize;
+        let has_owner = std::mem::replace(&mut slot.has_owner, false);
         self.free.push(idx as u32);
         self.live -= 1;
-        if owner != NO_OWNER {
+        if has_owner {
+            let OwnerLink { owner, pos } = self.owner_links[idx];
+            let owner_pos = pos as usize;
             let owner_slot = &mut self.owners[owner as usize];
             owner_slot.timers.swap_remove(owner_pos);
             if let Some(&moved) = owner_slot.timers.get(owner_pos) {
-                self.slots[moved as usize].owner_pos = owner_pos as u32;
+                self.owner_links[moved as usize].pos = pos;
             }
             if let (Some(reason), Some(observer)) = (reason, owner_slot.observer.as_mut()) {
                 observer(id, reason);
@@ -714,9 +748,45 @@ impl<C> Scheduler<C> {
     pub fn remaining(&self, id: TimerId) -> Option<f64> {
         let slot = &self.slots[self.live_slot(id)?];
         match slot.state {
-            State::Scheduled(_) | State::Parked => Some((slot.time - self.now).max(0.0)),
+            State::Scheduled | State::Parked => Some((slot.time - self.now).max(0.0)),
             State::Paused => Some(slot.time),
             State::Firing | State::Free => None,
+        }
+    }
+
+    /// The earliest time any timer is due at, or `None` when none is scheduled (paused timers
+    /// do not count). A game loop can sleep until then.
+    ///
+    /// With the ladder queue this also does, ahead of time, the one-off work of spreading
+    /// timers added in bulk over its buckets — work the first advance that reaches them would
+    /// otherwise do. Call it after adding many timers at once (during loading) to keep that
+    /// cost out of a frame.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let mut timers = Timers::<()>::new();
+    /// assert_eq!(timers.next_due(), None);
+    /// for i in 0..1000 {
+    ///     timers.add(5.0 + f64::from(i), |_, _| {})?;
+    /// }
+    /// assert_eq!(timers.next_due(), Some(5.0));
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn next_due(&mut self) -> Option<f64> {
+        let queued = self.queue.peek_time();
+        self.next_due = queued.unwrap_or(f64::INFINITY);
+        // Timers held back for the next advance are due too (only while an advance runs).
+        let parked = self
+            .parked
+            .iter()
+            .filter_map(|&(idx, generation)| {
+                let slot = &self.slots[idx as usize];
+                (slot.generation == generation && slot.state == State::Parked).then_some(slot.time)
+            })
+            .reduce(f64::min);
+        match (queued, parked) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -733,7 +803,7 @@ impl<C> Scheduler<C> {
     /// ```
     pub fn due_time(&self, id: TimerId) -> Option<f64> {
         let slot = &self.slots[self.live_slot(id)?];
-        matches!(slot.state, State::Scheduled(_) | State::Parked).then_some(slot.time)
+        matches!(slot.state, State::Scheduled | State::Parked).then_some(slot.time)
     }
 
     /// `true` when the id names a timer that will fire if time runs: live, not paused, and not
@@ -750,7 +820,7 @@ impl<C> Scheduler<C> {
     /// ```
     pub fn is_active(&self, id: TimerId) -> bool {
         self.live_slot(id)
-            .is_some_and(|idx| matches!(self.slots[idx].state, State::Scheduled(_) | State::Parked))
+            .is_some_and(|idx| matches!(self.slots[idx].state, State::Scheduled | State::Parked))
     }
 
     /// `true` when the id names a paused timer.
@@ -786,7 +856,7 @@ impl<C> Scheduler<C> {
         let Some(idx) = self.live_slot(id) else {
             return false;
         };
-        if !matches!(self.slots[idx].state, State::Scheduled(_) | State::Parked) {
+        if !matches!(self.slots[idx].state, State::Scheduled | State::Parked) {
             return false;
         }
         self.unschedule(idx);
@@ -934,14 +1004,15 @@ impl<C> Scheduler<C> {
     /// Tells every owner that its live timers go away with the manager.
     pub(crate) fn notify_dropped(&mut self) {
         for (idx, slot) in self.slots.iter().enumerate() {
-            if slot.state == State::Free || slot.owner == NO_OWNER {
+            if slot.state == State::Free || !slot.has_owner {
                 continue;
             }
+            let owner = self.owner_links[idx].owner;
             let id = TimerId {
                 slot: idx as u32,
                 generation: slot.generation,
             };
-            if let Some(observer) = self.owners[slot.owner as usize].observer.as_mut() {
+            if let Some(observer) = self.owners[owner as usize].observer.as_mut() {
                 observer(id, RemovalReason::ManagerDropped);
             }
         }
@@ -1286,4 +1357,4 @@ impl<C> fmt::Debug for Scheduler<C> {
 }
 
 // See `Slot`.
-const _: () = assert!(std::mem::size_of::<Slot<()>>() <= 72);
+const _: () = assert!(std::mem::size_of::<Slot<()>>() == 64);

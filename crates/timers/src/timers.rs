@@ -125,11 +125,13 @@ impl<C> Timers<C> {
         if !(dt.is_finite() && dt >= 0.0) {
             return Err(TimerError::InvalidStep(dt));
         }
+        // `now` is never `-0.0` and `dt × scale` is at least `-0.0`, so the sum is never
+        // `-0.0` either: no normalisation needed on this hot path.
         let target = self.scheduler.now + dt * self.scheduler.time_scale;
         if !target.is_finite() {
             return Err(TimerError::TimeOverflow);
         }
-        Ok(self.run_until(target + 0.0, context))
+        Ok(self.run_until(target, context))
     }
 
     /// Advances the clock to absolute time `target` (not scaled) and fires what comes due, as
@@ -370,18 +372,36 @@ pub struct TimersBuilder<C> {
 
 impl<C> TimersBuilder<C> {
     /// Room for this many timers before the manager reallocates (default 0).
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let timers = Timers::<()>::builder().capacity(1 << 16).build();
+    /// assert!(timers.is_empty());
+    /// ```
     pub fn capacity(mut self, capacity: usize) -> Self {
         self.capacity = capacity;
         self
     }
 
     /// The pending set (default [`TimerQueue::Ladder`]).
+    ///
+    /// ```
+    /// use warpsim_timers::{TimerQueue, Timers};
+    /// let timers = Timers::<()>::builder().queue(TimerQueue::Heap).build();
+    /// assert_eq!(timers.queue(), TimerQueue::Heap);
+    /// ```
     pub fn queue(mut self, queue: TimerQueue) -> Self {
         self.queue = queue;
         self
     }
 
     /// An empty manager at time `0` with time scale `1`.
+    ///
+    /// ```
+    /// use warpsim_timers::Timers;
+    /// let timers = Timers::<()>::builder().build();
+    /// assert_eq!((timers.now(), timers.time_scale()), (0.0, 1.0));
+    /// ```
     pub fn build(self) -> Timers<C> {
         Timers {
             scheduler: Scheduler::new(self.queue, self.capacity),

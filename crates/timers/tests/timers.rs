@@ -513,3 +513,26 @@ fn callbacks_are_dropped_with_the_manager() {
     drop(timers);
     assert_eq!(Rc::strong_count(&token), 1);
 }
+
+#[test]
+fn next_due_sees_queued_and_held_timers_but_not_paused_ones() {
+    type Seen = Vec<Option<f64>>;
+    let mut timers = Timers::<Seen>::new();
+    assert_eq!(timers.next_due(), None);
+    timers.add(2.0, |_, _| {}).unwrap();
+    timers
+        .add(1.0, |seen: &mut Seen, ctx| {
+            ctx.add(0.0, |_, _| {}).unwrap(); // held for the next advance, due at 1.0
+            seen.push(ctx.next_due());
+        })
+        .unwrap();
+    let paused = timers.add(0.5, |_, _| {}).unwrap();
+    timers.pause(paused);
+    assert_eq!(timers.next_due(), Some(1.0));
+    let mut seen = Vec::new();
+    timers.advance(1.5, &mut seen).unwrap();
+    assert_eq!(seen, [Some(1.0)]);
+    assert_eq!(timers.next_due(), Some(1.0)); // overdue: fires in the next advance
+    assert_eq!(timers.advance(0.0, &mut seen).unwrap(), 1);
+    assert_eq!(timers.next_due(), Some(2.0));
+}

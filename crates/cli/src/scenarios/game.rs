@@ -1,0 +1,238 @@
+//! `warpsim run torches` and `warpsim run warlock`: the game-loop demos. They run on the
+//! timer manager (`warpsim-timers`), not on a simulation kernel, so `--kernel` must stay
+//! `sequential` (the default) and the report's event count is the number of callbacks fired.
+
+use std::fmt::Write;
+
+use anyhow::{Result, anyhow, bail};
+use clap::Args;
+use serde_json::{Map, Value};
+use warpsim_core::Report;
+use warpsim_models::game::torches::{self, TorchesParams};
+use warpsim_models::game::warlock::{self, RegenCurve, WarlockParams};
+
+use crate::cli::{CommonArgs, KernelKind};
+use crate::run::{Outcome, Scenario};
+
+/// The demos run on the timer manager; refuse kernel choices that would be ignored.
+fn check_kernel(common: &CommonArgs, model: &str) -> Result<()> {
+    if common.kernel != KernelKind::Sequential {
+        bail!("{model} runs on the game-loop timer manager, not on a simulation kernel; drop --kernel");
+    }
+    Ok(())
+}
+
+/// A report for a run that used no kernel: `events` callbacks fired in `wall` seconds.
+fn timers_report(seed: u64, events: u64, end_time: f64, wall: f64) -> Report {
+    let mut report = Report::new("timers", seed, 0);
+    report.events_committed = events;
+    report.events_processed = events;
+    report.end_time = end_time;
+    report.wall_seconds = wall;
+    report.events_per_second = if wall > 0.0 { events as f64 / wall } else { 0.0 };
+    report
+}
+
+/// Flags of the torches demo.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct TorchesArgs {
+    /// Number of torches.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub(crate) n: u32,
+    /// Length of the run in game seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub(crate) seconds: f64,
+    /// Frames per second.
+    #[arg(long, default_value_t = 60.0)]
+    pub(crate) fps: f64,
+    /// Shortest burn time in seconds.
+    #[arg(long, default_value_t = 1.0)]
+    pub(crate) burn_min: f64,
+    /// Longest burn time in seconds (burn times uniform in [min, max)).
+    #[arg(long, default_value_t = 20.0)]
+    pub(crate) burn_max: f64,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
+}
+
+impl TorchesArgs {
+    fn params(&self, seed: u64) -> TorchesParams {
+        TorchesParams {
+            n: self.n,
+            seconds: self.seconds,
+            fps: self.fps,
+            seed,
+            burn_min: self.burn_min,
+            burn_max: self.burn_max,
+        }
+    }
+}
+
+impl Scenario for TorchesArgs {
+    fn name(&self) -> &'static str {
+        "torches"
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+
+    fn default_seed(&self) -> u64 {
+        TorchesParams::default().seed
+    }
+
+    fn title(&self) -> String {
+        format!(
+            "torches: {} torches burning {}–{} s, {} s at {} fps: polling (the chapter's Listing 3) against event-based timers",
+            self.n, self.burn_min, self.burn_max, self.seconds, self.fps
+        )
+    }
+
+    fn params(&self) -> Value {
+        serde_json::to_value(TorchesArgs::params(self, self.default_seed())).unwrap_or(Value::Null)
+    }
+
+    fn validate(&self) -> Result<()> {
+        check_kernel(&self.common, "torches")?;
+        TorchesArgs::params(self, 0)
+            .validate()
+            .map_err(|error| anyhow!(error))
+    }
+
+    fn run_once(&self, seed: u64, _primary: bool) -> Result<Outcome> {
+        let started = std::time::Instant::now();
+        let result = torches::run(&TorchesArgs::params(self, seed))?;
+        let wall = started.elapsed().as_secs_f64();
+        let report = timers_report(seed, result.extinguished_events, self.seconds, wall);
+        let mut outcome = Outcome::from_result(Ok(report));
+        let mut text = String::new();
+        let _ = writeln!(text, "frames            {}", result.frames);
+        let _ = writeln!(
+            text,
+            "polling frame     mean {:.0} ns, p99 {:.0} ns",
+            result.polling.mean_ns, result.polling.p99_ns
+        );
+        let _ = writeln!(
+            text,
+            "timers frame      mean {:.0} ns, p99 {:.0} ns",
+            result.events.mean_ns, result.events.p99_ns
+        );
+        let _ = writeln!(
+            text,
+            "ratio             {:.1}× cheaper on mean, {:.1}× on p99",
+            result.mean_ratio, result.p99_ratio
+        );
+        let _ = writeln!(
+            text,
+            "torches out       {} (polling) = {} (timers)",
+            result.extinguished_polling, result.extinguished_events
+        );
+        outcome.text = text;
+        if let Value::Object(fields) = serde_json::to_value(&result)? {
+            let mut metrics = Map::new();
+            for (key, value) in fields {
+                if key != "params" {
+                    metrics.insert(key, value);
+                }
+            }
+            outcome.metrics = metrics;
+        }
+        Ok(outcome)
+    }
+}
+
+/// Flags of the warlock demo.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct WarlockArgs {
+    /// Length of the run in game seconds.
+    #[arg(long, default_value_t = 120.0)]
+    pub(crate) seconds: f64,
+    /// Frames per second of the game loop.
+    #[arg(long, default_value_t = 60.0)]
+    pub(crate) fps: f64,
+    /// How magic points regenerate: linear, exponential or logarithmic.
+    #[arg(long, default_value = "linear")]
+    pub(crate) curve: String,
+    /// Magic points at the start (0 to 100).
+    #[arg(long, default_value_t = 5.0)]
+    pub(crate) start_mana: f64,
+    #[command(flatten)]
+    pub(crate) common: CommonArgs,
+}
+
+impl WarlockArgs {
+    fn params(&self) -> Result<WarlockParams> {
+        let curve: RegenCurve = self.curve.parse()?;
+        Ok(WarlockParams {
+            seconds: self.seconds,
+            fps: self.fps,
+            curve,
+            start_mana: self.start_mana,
+        })
+    }
+}
+
+impl Scenario for WarlockArgs {
+    fn name(&self) -> &'static str {
+        "warlock"
+    }
+
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+
+    fn default_seed(&self) -> u64 {
+        0
+    }
+
+    fn title(&self) -> String {
+        format!(
+            "warlock: {} regeneration from {} MP, {} s at {} fps; spells ready when the curve reaches their cost",
+            self.curve, self.start_mana, self.seconds, self.fps
+        )
+    }
+
+    fn params(&self) -> Value {
+        self.params()
+            .ok()
+            .and_then(|params| serde_json::to_value(params).ok())
+            .unwrap_or(Value::Null)
+    }
+
+    fn validate(&self) -> Result<()> {
+        check_kernel(&self.common, "warlock")?;
+        self.params()?.validate().map_err(|error| anyhow!(error))
+    }
+
+    fn run_once(&self, seed: u64, _primary: bool) -> Result<Outcome> {
+        let started = std::time::Instant::now();
+        let result = warlock::run(&self.params()?)?;
+        let wall = started.elapsed().as_secs_f64();
+        let report = timers_report(seed, result.timeline.len() as u64, self.seconds, wall);
+        let mut outcome = Outcome::from_result(Ok(report));
+        let mut text = String::from("timeline (game seconds)\n");
+        for event in &result.timeline {
+            let _ = writeln!(
+                text,
+                "  {:>9.3}  {:<10} {:?}  ({:.1} MP)",
+                event.time, event.spell, event.kind, event.mana
+            );
+        }
+        let _ = writeln!(
+            text,
+            "casts             {} (final mana {:.1} MP)",
+            result.casts, result.final_mana
+        );
+        outcome.text = text;
+        if let Value::Object(fields) = serde_json::to_value(&result)? {
+            let mut metrics = Map::new();
+            for (key, value) in fields {
+                if key != "params" {
+                    metrics.insert(key, value);
+                }
+            }
+            outcome.metrics = metrics;
+        }
+        Ok(outcome)
+    }
+}
