@@ -26,7 +26,10 @@ fn describe(arg: &clap::Arg) -> Option<String> {
 /// The text of `warpsim models`.
 pub(crate) fn listing() -> String {
     let common = CommonArgs::augment_args(Command::new("common"));
-    let common_ids: Vec<&str> = common.get_arguments().map(|a| a.get_id().as_str()).collect();
+    let common_ids: Vec<&str> = common
+        .get_arguments()
+        .map(|a| a.get_id().as_str())
+        .collect();
     let cli = crate::cli::command();
     let mut out = String::new();
     if let Some(run) = cli.find_subcommand("run") {

@@ -36,7 +36,10 @@ fn main() -> ExitCode {
                 .map(|m| m.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_string());
-            eprintln!("error: internal error (please report it): {}", one_line(&message));
+            eprintln!(
+                "error: internal error (please report it): {}",
+                one_line(&message)
+            );
             ExitCode::from(101)
         }
     }

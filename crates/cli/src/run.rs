@@ -3,9 +3,7 @@
 
 use anyhow::{Result, anyhow};
 use serde_json::{Map, Value};
-use warpsim_core::{
-    Kernel, LogicalProcess, OutputSink, Report, RunConfig, RunError, Sequential,
-};
+use warpsim_core::{Kernel, LogicalProcess, OutputSink, Report, RunConfig, RunError, Sequential};
 
 use crate::cli::{CommonArgs, KernelKind, ModelCmd, RunCmd};
 use crate::progress::Progress;
@@ -219,7 +217,10 @@ pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
         println!("{}", scenario.title());
         println!("{}", outcome.report);
         if let Some(bytes) = peak_rss_bytes() {
-            println!("peak memory       {:.1} MiB (process RSS)", bytes as f64 / 1048576.0);
+            println!(
+                "peak memory       {:.1} MiB (process RSS)",
+                bytes as f64 / 1048576.0
+            );
         }
         if let Some(stats) = &outcome.timewarp {
             println!("{stats}");

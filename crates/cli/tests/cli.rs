@@ -31,7 +31,11 @@ fn assert_fails(args: &[&str], needle: &str) {
     let output = warpsim(args);
     let err = stderr(&output);
     assert!(!output.status.success(), "{args:?} should fail");
-    assert_eq!(err.lines().count(), 1, "{args:?}: one line expected, got:\n{err}");
+    assert_eq!(
+        err.lines().count(),
+        1,
+        "{args:?}: one line expected, got:\n{err}"
+    );
     assert!(err.starts_with("error: "), "{args:?}: {err}");
     assert!(err.contains(needle), "{args:?}: `{needle}` not in {err}");
     assert!(!err.contains("panicked"), "{args:?}: {err}");

@@ -33,8 +33,16 @@ fn warlock_timeline_follows_the_curve() {
         .collect();
     // 5 MP + 2 MP/s: ice (35) at 15 s; casting spends, so the next ice is 32.5 s, etc.
     assert_eq!(ready[0], ("ice".to_string(), 15.0));
-    assert!(ready.iter().any(|(spell, time)| spell == "fireball" && *time == 47.5));
-    assert!(ready.iter().any(|(spell, time)| spell == "lightning" && *time == 95.0));
+    assert!(
+        ready
+            .iter()
+            .any(|(spell, time)| spell == "fireball" && *time == 47.5)
+    );
+    assert!(
+        ready
+            .iter()
+            .any(|(spell, time)| spell == "lightning" && *time == 95.0)
+    );
 }
 
 #[test]
@@ -43,7 +51,13 @@ fn torches_polling_and_timers_agree() {
     assert_eq!(value["extinguished_polling"], value["extinguished_events"]);
     assert!(value["extinguished_events"].as_u64().unwrap() > 1000);
     assert!(value["polling"]["mean_ns"].as_f64().unwrap() > 0.0);
-    for key in ["kernel", "seed", "events_committed", "wall_seconds", "trace_hash"] {
+    for key in [
+        "kernel",
+        "seed",
+        "events_committed",
+        "wall_seconds",
+        "trace_hash",
+    ] {
         assert!(value.get(key).is_some(), "{key}");
     }
 }

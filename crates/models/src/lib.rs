@@ -17,9 +17,9 @@
 
 #![forbid(unsafe_code)]
 
+pub mod game;
 pub mod mmc;
 pub mod pets;
-pub mod game;
 pub mod phold;
 pub mod sharks;
 
@@ -71,7 +71,10 @@ pub(crate) fn check_range(
         } else {
             format!("between {min} and {max}")
         };
-        return Err(ParamError::new(param, format!("must be {bound} (got {value})")));
+        return Err(ParamError::new(
+            param,
+            format!("must be {bound} (got {value})"),
+        ));
     }
     Ok(())
 }

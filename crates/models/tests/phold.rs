@@ -85,7 +85,10 @@ fn event_count_is_within_statistical_bounds() {
             "population {population}, remote {remote}: {got} events, expected {expected} ± {sd}"
         );
         // The population is constant: every event sends exactly one.
-        assert_eq!(report.pending_at_end, params.lps as usize * population as usize);
+        assert_eq!(
+            report.pending_at_end,
+            params.lps as usize * population as usize
+        );
     }
 }
 
@@ -107,7 +110,10 @@ fn ross_defaults_give_the_exact_count() {
 #[test]
 fn work_does_not_change_the_trace() {
     let params = small();
-    let busy = PholdParams { work: 100, ..small() };
+    let busy = PholdParams {
+        work: 100,
+        ..small()
+    };
     assert_eq!(
         run(&params, 5, QueueKind::Heap).trace_hash,
         run(&busy, 5, QueueKind::Heap).trace_hash
@@ -118,14 +124,62 @@ fn work_does_not_change_the_trace() {
 fn bad_parameters_are_refused() {
     let cases = [
         (PholdParams { lps: 0, ..small() }, "lps"),
-        (PholdParams { population: 0, ..small() }, "population"),
-        (PholdParams { remote: 1.5, ..small() }, "remote"),
-        (PholdParams { remote: f64::NAN, ..small() }, "remote"),
-        (PholdParams { mean: -1.0, ..small() }, "mean"),
-        (PholdParams { mean: f64::NAN, ..small() }, "mean"),
-        (PholdParams { mean: 0.05, ..small() }, "mean"),
-        (PholdParams { lookahead: -0.1, ..small() }, "lookahead"),
-        (PholdParams { end: f64::INFINITY, ..small() }, "end"),
+        (
+            PholdParams {
+                population: 0,
+                ..small()
+            },
+            "population",
+        ),
+        (
+            PholdParams {
+                remote: 1.5,
+                ..small()
+            },
+            "remote",
+        ),
+        (
+            PholdParams {
+                remote: f64::NAN,
+                ..small()
+            },
+            "remote",
+        ),
+        (
+            PholdParams {
+                mean: -1.0,
+                ..small()
+            },
+            "mean",
+        ),
+        (
+            PholdParams {
+                mean: f64::NAN,
+                ..small()
+            },
+            "mean",
+        ),
+        (
+            PholdParams {
+                mean: 0.05,
+                ..small()
+            },
+            "mean",
+        ),
+        (
+            PholdParams {
+                lookahead: -0.1,
+                ..small()
+            },
+            "lookahead",
+        ),
+        (
+            PholdParams {
+                end: f64::INFINITY,
+                ..small()
+            },
+            "end",
+        ),
     ];
     for (params, name) in cases {
         let error = params.build().unwrap_err();

@@ -17,7 +17,9 @@ use crate::run::{Outcome, Scenario};
 /// The demos run on the timer manager; refuse kernel choices that would be ignored.
 fn check_kernel(common: &CommonArgs, model: &str) -> Result<()> {
     if common.kernel != KernelKind::Sequential {
-        bail!("{model} runs on the game-loop timer manager, not on a simulation kernel; drop --kernel");
+        bail!(
+            "{model} runs on the game-loop timer manager, not on a simulation kernel; drop --kernel"
+        );
     }
     Ok(())
 }
@@ -29,7 +31,11 @@ fn timers_report(seed: u64, events: u64, end_time: f64, wall: f64) -> Report {
     report.events_processed = events;
     report.end_time = end_time;
     report.wall_seconds = wall;
-    report.events_per_second = if wall > 0.0 { events as f64 / wall } else { 0.0 };
+    report.events_per_second = if wall > 0.0 {
+        events as f64 / wall
+    } else {
+        0.0
+    };
     report
 }
 

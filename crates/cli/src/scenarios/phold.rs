@@ -76,7 +76,9 @@ impl Scenario for PholdArgs {
     }
 
     fn validate(&self) -> Result<()> {
-        PholdArgs::params(self).validate().map_err(|error| anyhow!(error))
+        PholdArgs::params(self)
+            .validate()
+            .map_err(|error| anyhow!(error))
     }
 
     fn run_once(&self, seed: u64, primary: bool) -> Result<Outcome> {

@@ -43,7 +43,7 @@ pub fn timewarp<M: LogicalProcess>(
 /// tiny memory budget. `seed` picks the partition and GVT interval, to vary them cheaply.
 pub fn kernels(config: &RunConfig, seed: u64, memory: u64) -> Vec<TimeWarp> {
     let mut kernels = Vec::new();
-    let partition = if seed % 2 == 0 {
+    let partition = if seed.is_multiple_of(2) {
         Partition::Block
     } else {
         Partition::RoundRobin
@@ -166,7 +166,7 @@ impl LogicalProcess for Chaos {
             let delay = ctx.rng().random::<f64>() * 2.0;
             let moved = ctx.reschedule(&mut self.pending[index], delay);
             ctx.emit((1, moved, self.pending[index].key().seq));
-            if tag % 3 == 0 {
+            if tag.is_multiple_of(3) {
                 // Move it again in the same handler.
                 let again = ctx.reschedule(&mut self.pending[index], delay * 0.5);
                 ctx.emit((2, again, u64::from(tag)));
@@ -283,7 +283,7 @@ impl LogicalProcess for Countdown {
         ctx.schedule(ctx.me().get() as f64 * 0.1, left);
     }
     fn on_event(&mut self, left: u32, ctx: &mut Ctx<Self>) {
-        if left % 7 == 0 {
+        if left.is_multiple_of(7) {
             ctx.emit((ctx.me().get(), left));
         }
         if left > 0 {
