@@ -32,8 +32,10 @@
 //! # Design
 //!
 //! LPs are split over worker threads ([`Partition::Block`] by default). Each worker keeps,
-//! per LP, a `BTreeMap` of pending events (messages name their target by its exact key, so no
-//! handle map is needed), the list of processed events with a state save (`Clone` of the
+//! per LP, an ordered map of pending events by key (messages name their target by its exact
+//! key, so no handle map is needed; the smallest event sits inline in the LP record and the
+//! others in a small sorted `Vec`, or a `BTreeMap` once there are many, so the usual LP with
+//! one or a few pending events never allocates per event), the list of processed events with a state save (`Clone` of the
 //! model and its random stream and send counter) every `k`-th event, and a log of what each
 //! event sent, cancelled and moved; a `warpsim-queue` indexed heap orders the LPs by their
 //! smallest pending key. Handlers run with a buffered [`Ctx`](warpsim_core::Ctx) whose
@@ -71,6 +73,7 @@
 mod config;
 mod gvt;
 mod kernel;
+mod pending;
 mod stats;
 mod worker;
 

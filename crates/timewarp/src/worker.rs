@@ -42,6 +42,7 @@ use warpsim_core::{Ctx, EventKey, LogicalProcess, LpId, SimError, Time, TraceHas
 use warpsim_queue::{Handle, IndexedHeap, PendingSet};
 
 use crate::gvt::{GvtPort, GvtShared};
+use crate::pending::Pending;
 
 /// Messages sent to another worker are batched up to this many before they are flushed
 /// (they are also flushed after every slice of events and whenever the worker waits).
@@ -166,7 +167,7 @@ pub(crate) struct LpState<M: LogicalProcess> {
     pub(crate) id: LpId,
     pub(crate) model: M,
     pub(crate) meta: LpMeta,
-    pub(crate) pending: BTreeMap<EventKey, M::Event>,
+    pub(crate) pending: Pending<M::Event>,
     processed: VecDeque<Processed<M>>,
     committed_prefix: usize,
     /// Records since (and including) the last one with a state save.
@@ -198,7 +199,7 @@ impl<M: LogicalProcess> LpState<M> {
             id,
             model,
             meta,
-            pending,
+            pending: Pending::from(pending),
             processed: VecDeque::new(),
             committed_prefix: 0,
             since_snapshot: 0,
@@ -854,7 +855,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         let mut top = if lp.failed.is_some() {
             None
         } else {
-            lp.pending.first_key_value().map(|(key, _)| *key)
+            lp.pending.first_key()
         };
         if let (Some(hold), Some(key)) = (lp.hold, top)
             && key.time == hold
@@ -1064,8 +1065,8 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             }
         }
         for &l in &self.held_lps {
-            if let Some((key, _)) = self.lps[l as usize].pending.first_key_value() {
-                local = local.min(*key);
+            if let Some(key) = self.lps[l as usize].pending.first_key() {
+                local = local.min(key);
             }
         }
         for &l in &self.deferred_lps {
@@ -1138,16 +1139,23 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     /// can need any more (ground rules 2 and 5).
     fn commit_below(&mut self, bound: EventKey) {
         let mut batch = Vec::new();
-        let mut position = 0;
-        while position < self.dirty.len() {
+        // Visiting the LPs in index order walks `lps` forwards, which the hardware prefetches;
+        // in the order they became dirty every LP is a cache miss.
+        self.dirty.sort_unstable();
+        let mut kept = 0;
+        for position in 0..self.dirty.len() {
             let l = self.dirty[position] as usize;
             let lp = &mut self.lps[l];
             let start = lp.committed_prefix;
-            // Committed records are below the previous bound, hence below this one.
-            let end = lp
-                .processed
-                .partition_point(|record| record.key < bound)
-                .max(start);
+            // Committed records are below the previous bound, hence below this one. Usually
+            // every record is below the bound, which the last one shows without a search.
+            let end = if lp.processed.back().is_some_and(|record| record.key < bound) {
+                lp.processed.len()
+            } else {
+                lp.processed
+                    .partition_point(|record| record.key < bound)
+                    .max(start)
+            };
             for record in lp.processed.range_mut(start..end) {
                 self.trace.add(&record.key, lp.id);
                 self.counters.committed += 1;
@@ -1162,6 +1170,11 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 lp.processed.clear();
                 lp.committed_prefix = 0;
                 lp.since_snapshot = 0;
+                // Every logged effect was caused by a record now committed (the log holds
+                // effects of processed records only: rollbacks remove those of undone ones),
+                // so the whole log goes without reading it.
+                self.n_effects -= lp.effects.len();
+                lp.effects.clear();
             } else {
                 let mut keep = end;
                 while keep > 0 && lp.processed[keep].snapshot.is_none() {
@@ -1180,12 +1193,13 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 self.n_effects -= 1;
             }
             if lp.processed.len() > lp.committed_prefix {
-                position += 1;
+                self.dirty[kept] = l as u32;
+                kept += 1;
             } else {
                 lp.in_dirty = false;
-                self.dirty.swap_remove(position);
             }
         }
+        self.dirty.truncate(kept);
         let mut position = 0;
         while position < self.withdrawn_lps.len() {
             let l = self.withdrawn_lps[position] as usize;
