@@ -39,6 +39,16 @@ fn timers_report(seed: u64, events: u64, end_time: f64, wall: f64) -> Report {
     report
 }
 
+/// A demo's report as JSON metrics, without its parameters (printed separately).
+fn metrics_of<R: serde::Serialize>(result: &R) -> Result<Map<String, Value>> {
+    let mut metrics = match serde_json::to_value(result)? {
+        Value::Object(fields) => fields,
+        _ => Map::new(),
+    };
+    metrics.remove("params");
+    Ok(metrics)
+}
+
 /// Flags of the torches demo.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct TorchesArgs {
@@ -134,15 +144,7 @@ impl Scenario for TorchesArgs {
             result.extinguished_polling, result.extinguished_events
         );
         outcome.text = text;
-        if let Value::Object(fields) = serde_json::to_value(&result)? {
-            let mut metrics = Map::new();
-            for (key, value) in fields {
-                if key != "params" {
-                    metrics.insert(key, value);
-                }
-            }
-            outcome.metrics = metrics;
-        }
+        outcome.metrics = metrics_of(&result)?;
         Ok(outcome)
     }
 }
@@ -230,15 +232,7 @@ impl Scenario for WarlockArgs {
             result.casts, result.final_mana
         );
         outcome.text = text;
-        if let Value::Object(fields) = serde_json::to_value(&result)? {
-            let mut metrics = Map::new();
-            for (key, value) in fields {
-                if key != "params" {
-                    metrics.insert(key, value);
-                }
-            }
-            outcome.metrics = metrics;
-        }
+        outcome.metrics = metrics_of(&result)?;
         Ok(outcome)
     }
 }
