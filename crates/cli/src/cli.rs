@@ -74,6 +74,9 @@ pub(crate) enum KernelKind {
     Sequential,
     /// Optimistic Time Warp on `--threads` worker threads: the same committed events.
     Timewarp,
+    /// Time Warp over MPI: start under `mpirun -np R`; each rank runs `--threads` workers
+    /// (needs a binary built with `--features warpsim-cli/mpi`).
+    Mpi,
 }
 
 /// The queue choice, as a clap value.
@@ -169,6 +172,9 @@ pub(crate) struct TimewarpArgs {
     /// Events a thread runs between the GVT rounds it starts.
     #[arg(long, value_name = "EVENTS", default_value_t = 2048)]
     pub(crate) gvt_interval: u64,
+    /// With `--kernel mpi`: give up (on every rank) when other ranks are silent this long.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub(crate) mpi_timeout: f64,
 }
 
 /// The cancellation mode, as a clap value.

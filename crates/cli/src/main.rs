@@ -10,6 +10,7 @@ mod analysis;
 mod cli;
 mod config;
 mod listing;
+mod mpi;
 mod progress;
 mod run;
 mod scenarios;
@@ -73,7 +74,7 @@ fn real_main() -> anyhow::Result<()> {
             }
         },
     };
-    match cli.command {
+    let result = match cli.command {
         Command::Run(run) => run::run(run),
         Command::Sweep(sweep) => analysis::sweep::run(sweep),
         Command::Plan(plan) => analysis::plan::run(plan),
@@ -81,5 +82,7 @@ fn real_main() -> anyhow::Result<()> {
             print!("{}", listing::listing());
             Ok(())
         }
-    }
+    };
+    mpi::finish();
+    result
 }

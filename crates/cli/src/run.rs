@@ -126,8 +126,17 @@ pub(crate) fn run_on_kernel<M, S>(
 ) -> KernelRun
 where
     M: LogicalProcess,
+    M::Event: serde::Serialize + serde::de::DeserializeOwned,
+    M::Output: serde::Serialize + serde::de::DeserializeOwned,
     S: OutputSink<M::Output>,
 {
+    if common.kernel == KernelKind::Mpi {
+        let (result, stats) = crate::mpi::run(timewarp_kernel(common, config), lps, sink, common);
+        return KernelRun {
+            result,
+            timewarp: Some(stats),
+        };
+    }
     if common.kernel == KernelKind::Timewarp {
         let (result, stats) = timewarp_kernel(common, config).run_with_stats(lps, sink);
         return KernelRun {
@@ -146,7 +155,7 @@ where
             .queue(common.queue.into())
             .on_progress(hook)
             .run(lps, sink),
-        KernelKind::Timewarp => unreachable!("handled above"),
+        KernelKind::Timewarp | KernelKind::Mpi => unreachable!("handled above"),
     };
     progress.finish();
     result.into()
@@ -211,6 +220,17 @@ pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
         return crate::analysis::replications::execute(scenario, replications);
     }
     let outcome = scenario.run_once(seed_of(scenario), true)?;
+    if let Some(rank) = crate::mpi::rank().filter(|&rank| rank != 0) {
+        // Rank 0 reports for the whole run; the others only share its verdict.
+        return match outcome.error {
+            Some(error) => Err(anyhow!(
+                "{} (rank {rank}): run stopped: {}",
+                scenario.name(),
+                error.error
+            )),
+            None => Ok(()),
+        };
+    }
     if scenario.common().json {
         println!("{}", outcome_json(scenario, &outcome)?);
     } else {

@@ -4,7 +4,7 @@ use crate::report::Report;
 use crate::time::{LpId, Time};
 
 /// A time or delay that was refused.
-#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum TimeError {
     /// The value was NaN.
@@ -24,7 +24,9 @@ pub enum TimeError {
 /// Why a run stopped early. None of these can be resumed: the run is over, but the
 /// [`RunError`] that carries it also carries the [`Report`] of what was done, and every output
 /// committed before the error has already reached the sink.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+// Serde: a distributed kernel carries the error from the rank where it happened to the rank
+// that reports it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum SimError {
     /// An LP sent (or rescheduled) an event with a NaN, negative or infinite delay, or one

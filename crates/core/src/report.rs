@@ -59,6 +59,25 @@ impl TraceHash {
         self.count += other.count;
     }
 
+    /// The hash's internal state `(sum, count)`, for a kernel that carries partial hashes
+    /// between processes; [`TraceHash::from_parts`] rebuilds it.
+    pub fn parts(&self) -> (u64, u64) {
+        (self.sum, self.count)
+    }
+
+    /// Rebuilds a hash from [`TraceHash::parts`].
+    ///
+    /// ```
+    /// use warpsim_core::{EventKey, LpId, TraceHash};
+    /// let mut hash = TraceHash::default();
+    /// hash.add(&EventKey::init(LpId::new(1)), LpId::new(1));
+    /// let (sum, count) = hash.parts();
+    /// assert_eq!(TraceHash::from_parts(sum, count), hash);
+    /// ```
+    pub fn from_parts(sum: u64, count: u64) -> TraceHash {
+        TraceHash { sum, count }
+    }
+
     /// The 64-bit value.
     pub fn value(&self) -> u64 {
         mix(self.sum ^ mix(self.count))

@@ -18,8 +18,8 @@ use crate::error::TimeError;
 /// assert!(Time::new(f64::NAN).is_err());
 /// assert!(Time::new(-1.0).is_err());
 /// ```
-#[derive(Clone, Copy, Default, PartialEq, serde::Serialize)]
-#[serde(transparent)]
+#[derive(Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
 pub struct Time(f64);
 
 impl Time {
@@ -129,7 +129,19 @@ impl From<Time> for f64 {
 /// assert_eq!(lp.index(), 3);
 /// assert_eq!(lp.to_string(), "LP 3");
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(transparent)]
 pub struct LpId(u32);
 
@@ -181,7 +193,9 @@ impl fmt::Display for LpId {
 /// let c = EventKey::new(Time::new(1.0).unwrap(), 1, LpId::new(0), 0);
 /// assert!(a < b && b < c);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct EventKey {
     /// When the event happens.
     pub time: Time,

@@ -166,7 +166,7 @@ impl MmcParams {
 }
 
 /// An event of the M/M/c queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum MmcEvent {
     /// A customer arrives.
     Arrival,
@@ -178,7 +178,7 @@ pub enum MmcEvent {
 
 /// What an M/M/c run measured over its observed customers (emitted once, when the
 /// observation ends).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MmcSummary {
     /// Customers whose waits were measured (after the warm-up).
     pub customers: u64,

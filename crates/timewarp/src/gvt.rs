@@ -29,6 +29,13 @@
 //!
 //! `loom` checks rules 1–4 with two workers exchanging a message around a round
 //! (`RUSTFLAGS="--cfg loom" cargo test -p warpsim-timewarp --release --lib gvt`).
+//!
+//! **External mode** (a rank of a distributed run, [`GvtShared::external`]): the rank's
+//! gateway thread is one more participant and the only one that starts rounds (workers'
+//! `try_start` only asks it to). A completed round publishes nothing: its minimum is the
+//! rank's contribution, which the gateway combines with the other ranks' (see `cluster`) and
+//! then publishes with [`GvtShared::publish`]. Rules 1–3 are unchanged; rule 4 becomes "the
+//! last reporter stores the minimum and lowers the flag, under the mutex".
 
 #[cfg(loom)]
 use loom::sync::Mutex;
@@ -46,6 +53,8 @@ struct RoundState<K> {
     remaining: usize,
     min: K,
     gvt: K,
+    /// External mode: the minimum of the last completed round, until the gateway takes it.
+    result: Option<K>,
 }
 
 /// The protocol's shared state. `K` is the timestamp type (an event key in the kernel).
@@ -53,6 +62,10 @@ struct RoundState<K> {
 pub(crate) struct GvtShared<K> {
     workers: usize,
     max: K,
+    /// Rounds are started and published by a gateway (a rank of a distributed run).
+    external: bool,
+    /// External mode: a worker asked for a round.
+    requested: AtomicBool,
     /// A round is in progress.
     flag: AtomicBool,
     /// Number of the latest round started.
@@ -92,6 +105,8 @@ impl<K: Copy + Ord> GvtShared<K> {
         GvtShared {
             workers,
             max,
+            external: false,
+            requested: AtomicBool::new(false),
             flag: AtomicBool::new(false),
             round: AtomicU64::new(0),
             version: AtomicU64::new(0),
@@ -100,7 +115,16 @@ impl<K: Copy + Ord> GvtShared<K> {
                 remaining: 0,
                 min: max,
                 gvt: start,
+                result: None,
             }),
+        }
+    }
+
+    /// Shared state in external mode: `participants` counts the workers and the gateway.
+    pub(crate) fn external(participants: usize, start: K, max: K) -> GvtShared<K> {
+        GvtShared {
+            external: true,
+            ..GvtShared::new(participants, start, max)
         }
     }
 
@@ -115,6 +139,15 @@ impl<K: Copy + Ord> GvtShared<K> {
 
     /// Starts a round unless one is in progress. Returns whether this call started one.
     pub(crate) fn try_start(&self) -> bool {
+        if self.external {
+            self.requested.store(true, Ordering::Relaxed);
+            return false;
+        }
+        self.start()
+    }
+
+    /// Starts a round unless one is in progress, in either mode (the gateway's call).
+    pub(crate) fn start(&self) -> bool {
         if self.flag.load(Ordering::SeqCst) {
             return false;
         }
@@ -175,7 +208,11 @@ impl<K: Copy + Ord> GvtShared<K> {
         port.send_min = self.max;
         port.reported_round = round;
         state.remaining -= 1;
-        if state.remaining == 0 {
+        if state.remaining == 0 && self.external {
+            state.result = Some(state.min);
+            self.flag.store(false, Ordering::SeqCst);
+            None
+        } else if state.remaining == 0 {
             state.gvt = state.min;
             self.version.fetch_add(1, Ordering::SeqCst);
             self.flag.store(false, Ordering::SeqCst);
@@ -195,6 +232,23 @@ impl<K: Copy + Ord> GvtShared<K> {
         let state = lock_state(&self.state);
         port.seen_version = self.version.load(Ordering::SeqCst);
         Some(state.gvt)
+    }
+
+    /// External mode: whether a worker asked for a round since the last call.
+    pub(crate) fn take_request(&self) -> bool {
+        self.requested.swap(false, Ordering::Relaxed)
+    }
+
+    /// External mode: the minimum of the round that just completed, once.
+    pub(crate) fn take_result(&self) -> Option<K> {
+        lock_state(&self.state).result.take()
+    }
+
+    /// External mode: publishes a GVT computed from every rank's contribution.
+    pub(crate) fn publish(&self, gvt: K) {
+        let mut state = lock_state(&self.state);
+        state.gvt = gvt;
+        self.version.fetch_add(1, Ordering::SeqCst);
     }
 
     /// Rounds completed so far.

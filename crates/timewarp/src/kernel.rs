@@ -9,15 +9,16 @@ use std::time::Instant;
 
 use warpsim_core::kernel_api::{Effect, LpMeta, panic_message};
 use warpsim_core::{
-    Committed, Ctx, EventKey, Kernel, LogicalProcess, LpId, OutputSink, Report, RunError, SimError,
-    StopReason, TraceHash,
+    Committed, Ctx, EventKey, Kernel, LogicalProcess, LpId, OutputSink, Report, RunConfig,
+    RunError, SimError, StopReason, TraceHash,
 };
 
 use crate::config::TimeWarp;
 use crate::gvt::GvtShared;
 use crate::stats::{ThreadStats, TimeWarpStats};
 use crate::worker::{
-    Gauge, LpState, Settings, Shared, Summary, ToCoordinator, Worker, WorkerParts, key_max,
+    Gauge, LpState, Settings, Shared, StopInfo, Summary, ToCoordinator, Worker, WorkerParts,
+    key_max,
 };
 
 impl Kernel for TimeWarp {
@@ -62,8 +63,9 @@ impl TimeWarp {
         let started = Instant::now();
         let config = &self.config;
         let n_lps = u32::try_from(lps.len()).unwrap_or(u32::MAX);
-        let mut stats = TimeWarpStats {
+        let stats = TimeWarpStats {
             threads: self.threads,
+            ranks: 1,
             cancellation: self.cancellation,
             checkpoint_interval: self.checkpoint_interval,
             ..TimeWarpStats::default()
@@ -87,60 +89,10 @@ impl TimeWarp {
             return (fail(SimError::TooManyLps(lps.len()), report), stats);
         }
 
-        // Initialisation, in LP order as on the sequential kernel. Its effects are final:
-        // they are applied straight to the LPs' starting pending sets.
-        let mut states: Vec<(M, LpMeta)> = Vec::with_capacity(lps.len());
-        let mut pending: Vec<BTreeMap<EventKey, M::Event>> =
-            (0..lps.len()).map(|_| BTreeMap::new()).collect();
-        let mut effects = Vec::new();
-        let mut outputs = Vec::new();
-        let mut error = None;
-        for (index, mut model) in lps.into_iter().enumerate() {
-            let lp = LpId::new(index as u32);
-            let key = EventKey::init(lp);
-            let mut meta = LpMeta::new(config.seed, lp);
-            let mut ctx = Ctx::<M>::buffered(
-                lp,
-                key,
-                n_lps,
-                &mut meta,
-                &mut effects,
-                &mut outputs,
-                &mut error,
-            );
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| model.init(&mut ctx))) {
-                let message = panic_message(payload.as_ref());
-                let error = SimError::ModelPanic {
-                    lp,
-                    time: key.time,
-                    message,
-                };
-                return (fail(error, report), stats);
-            }
-            for output in outputs.drain(..) {
-                sink.deliver(Committed { key, lp, output });
-            }
-            if let Some(error) = error.take() {
-                return (fail(error, report), stats);
-            }
-            for effect in effects.drain(..) {
-                match effect {
-                    Effect::Send { key, dest, event } => {
-                        pending[dest.index()].insert(key, event);
-                    }
-                    Effect::Withdraw { dest, key } => {
-                        pending[dest.index()].remove(&key);
-                    }
-                    Effect::Move { dest, from, to } => {
-                        if let Some(event) = pending[dest.index()].remove(&from) {
-                            pending[dest.index()].insert(to, event);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            states.push((model, meta));
-        }
+        let Initialised { states, pending } = match initialise(config, n_lps, lps, Some(sink)) {
+            Ok(initialised) => initialised,
+            Err(error) => return (fail(error, report), stats),
+        };
 
         // Spread the LPs over the workers.
         let threads = self.threads;
@@ -151,21 +103,14 @@ impl TimeWarp {
             route.push((worker as u32, owned[worker].len() as u32));
             owned[worker].push(LpState::new(LpId::new(index as u32), model, meta, pending));
         }
-        let settings = Settings {
-            lazy: self.cancellation == crate::Cancellation::Lazy,
-            checkpoint: self.checkpoint_interval,
-            window: self.window,
-            memory: self.memory,
-            gvt_interval: self.gvt_interval,
-            end_time: config.end_time,
-            n_lps,
-        };
+        let settings = self.settings(n_lps);
         let shared: Shared<M::Output> = Shared {
             gvt: GvtShared::new(threads, EventKey::init(LpId::new(0)), key_max()),
             stop: AtomicBool::new(false),
             stop_info: Mutex::new(None),
             gauges: (0..threads).map(|_| Gauge::default()).collect(),
             barrier: Barrier::new(threads),
+            landed: Barrier::new(threads),
         };
         let (senders, receivers): (Vec<_>, Vec<_>) =
             (0..threads).map(|_| crossbeam_channel::unbounded()).unzip();
@@ -228,83 +173,207 @@ impl TimeWarp {
             sink.deliver(Committed { key, lp, output });
         }
 
-        // Assemble the report.
-        let mut report = report;
-        let mut trace = TraceHash::default();
-        let mut last_commit = 0.0f64;
-        for summary in summaries.iter().flatten() {
-            let counters = &summary.counters;
-            trace.merge(&summary.trace);
-            last_commit = last_commit.max(summary.last_commit);
-            report.events_committed += counters.committed;
-            report.events_processed += counters.processed;
-            report.pending_at_end += summary.pending_at_end;
-            report.peak_pending += counters.peak_pending;
-            stats.rolled_back += counters.rolled_back;
-            stats.primary_rollbacks += counters.primary;
-            stats.secondary_rollbacks += counters.secondary;
-            stats.coasted += counters.coasted;
-            stats.antimessages += counters.antimessages;
-            stats.lazy_hits += counters.lazy_hits;
-            stats.retractions += counters.retractions;
-            stats.early_antimessages += counters.early_antimessages;
-            stats.window_stalls += counters.window_stalls;
-            stats.memory_stalls += counters.memory_stalls;
-            stats.peak_memory_bytes += counters.peak_bytes;
-            stats.per_thread.push(ThreadStats {
-                lps: summary.lps,
-                committed: counters.committed,
-                processed: counters.processed,
-                rolled_back: counters.rolled_back,
-            });
-        }
-        stats.gvt_rounds = shared.gvt.rounds();
         let stop = shared
             .stop_info
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(stop) = stop {
-            if let Some(outputs) = stop.outputs {
-                // A bad delay or destination: like the sequential kernel, the event commits
-                // (with its outputs), then the run stops.
-                trace.add(&stop.key, stop.lp);
-                report.events_committed += 1;
-                last_commit = last_commit.max(stop.key.time.as_f64());
-                for output in outputs {
-                    sink.deliver(Committed {
-                        key: stop.key,
-                        lp: stop.lp,
-                        output,
-                    });
-                }
-            }
-            report.trace_hash = trace;
-            report.end_time = last_commit;
-            fill_stats(&mut stats, &report);
-            return (fail(stop.error, report), stats);
-        }
-        report.trace_hash = trace;
-        report.stop_reason = if report.pending_at_end > 0 {
-            StopReason::EndTime
-        } else {
-            StopReason::Drained
-        };
-        report.end_time = match report.stop_reason {
-            StopReason::EndTime => config.end_time,
-            _ => last_commit,
-        };
-        report.wall_seconds = started.elapsed().as_secs_f64();
-        report.events_per_second = if report.wall_seconds > 0.0 {
-            report.events_committed as f64 / report.wall_seconds
-        } else {
-            0.0
-        };
-        fill_stats(&mut stats, &report);
-        (Ok(report), stats)
+        let summaries: Vec<Summary> = summaries.into_iter().flatten().map(|s| *s).collect();
+        let rounds = shared.gvt.rounds();
+        assemble(
+            report,
+            stats,
+            &summaries,
+            rounds,
+            stop,
+            sink,
+            config.end_time,
+            started,
+        )
     }
 }
 
-fn fill_stats(stats: &mut TimeWarpStats, report: &Report) {
+impl TimeWarp {
+    /// What every worker reads.
+    pub(crate) fn settings(&self, n_lps: u32) -> Settings {
+        Settings {
+            lazy: self.cancellation == crate::Cancellation::Lazy,
+            checkpoint: self.checkpoint_interval,
+            window: self.window,
+            memory: self.memory,
+            gvt_interval: self.gvt_interval,
+            end_time: self.config.end_time,
+            n_lps,
+        }
+    }
+}
+
+/// Runs `init` on every LP, in LP order as on the sequential kernel. Its effects are final:
+/// they are applied straight to the LPs' starting pending sets. Outputs go to `sink` (a
+/// distributed run passes it on one rank only).
+pub(crate) fn initialise<M, S>(
+    config: &RunConfig,
+    n_lps: u32,
+    lps: Vec<M>,
+    mut sink: Option<&mut S>,
+) -> Result<Initialised<M>, SimError>
+where
+    M: LogicalProcess,
+    S: OutputSink<M::Output>,
+{
+    let mut states: Vec<(M, LpMeta)> = Vec::with_capacity(lps.len());
+    let mut pending: Vec<BTreeMap<EventKey, M::Event>> =
+        (0..lps.len()).map(|_| BTreeMap::new()).collect();
+    let mut effects = Vec::new();
+    let mut outputs = Vec::new();
+    let mut error = None;
+    for (index, mut model) in lps.into_iter().enumerate() {
+        let lp = LpId::new(index as u32);
+        let key = EventKey::init(lp);
+        let mut meta = LpMeta::new(config.seed, lp);
+        let mut ctx = Ctx::<M>::buffered(
+            lp,
+            key,
+            n_lps,
+            &mut meta,
+            &mut effects,
+            &mut outputs,
+            &mut error,
+        );
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| model.init(&mut ctx))) {
+            let message = panic_message(payload.as_ref());
+            return Err(SimError::ModelPanic {
+                lp,
+                time: key.time,
+                message,
+            });
+        }
+        for output in outputs.drain(..) {
+            if let Some(sink) = sink.as_mut() {
+                sink.deliver(Committed { key, lp, output });
+            }
+        }
+        if let Some(error) = error.take() {
+            return Err(error);
+        }
+        for effect in effects.drain(..) {
+            match effect {
+                Effect::Send { key, dest, event } => {
+                    pending[dest.index()].insert(key, event);
+                }
+                Effect::Withdraw { dest, key } => {
+                    pending[dest.index()].remove(&key);
+                }
+                Effect::Move { dest, from, to } => {
+                    if let Some(event) = pending[dest.index()].remove(&from) {
+                        pending[dest.index()].insert(to, event);
+                    }
+                }
+                _ => {}
+            }
+        }
+        states.push((model, meta));
+    }
+    Ok(Initialised { states, pending })
+}
+
+/// The LPs after `init`, with their starting pending events.
+pub(crate) struct Initialised<M: LogicalProcess> {
+    pub(crate) states: Vec<(M, LpMeta)>,
+    pub(crate) pending: Vec<BTreeMap<EventKey, M::Event>>,
+}
+
+/// Builds the report and statistics from the workers' summaries and the stop, if any (the
+/// failed event commits with its outputs, as on the sequential kernel).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn assemble<O, S>(
+    mut report: Report,
+    mut stats: TimeWarpStats,
+    summaries: &[Summary],
+    rounds: u64,
+    stop: Option<StopInfo<O>>,
+    sink: &mut S,
+    end_time: f64,
+    started: Instant,
+) -> (Result<Report, RunError>, TimeWarpStats)
+where
+    S: OutputSink<O>,
+{
+    let mut trace = TraceHash::default();
+    let mut last_commit = 0.0f64;
+    for summary in summaries {
+        let counters = &summary.counters;
+        trace.merge(&summary.trace);
+        last_commit = last_commit.max(summary.last_commit);
+        report.events_committed += counters.committed;
+        report.events_processed += counters.processed;
+        report.pending_at_end += summary.pending_at_end;
+        report.peak_pending += counters.peak_pending;
+        stats.rolled_back += counters.rolled_back;
+        stats.primary_rollbacks += counters.primary;
+        stats.secondary_rollbacks += counters.secondary;
+        stats.coasted += counters.coasted;
+        stats.antimessages += counters.antimessages;
+        stats.lazy_hits += counters.lazy_hits;
+        stats.retractions += counters.retractions;
+        stats.early_antimessages += counters.early_antimessages;
+        stats.window_stalls += counters.window_stalls;
+        stats.memory_stalls += counters.memory_stalls;
+        stats.peak_memory_bytes += counters.peak_bytes;
+        stats.per_thread.push(ThreadStats {
+            lps: summary.lps,
+            committed: counters.committed,
+            processed: counters.processed,
+            rolled_back: counters.rolled_back,
+        });
+    }
+    stats.gvt_rounds = rounds;
+    if let Some(stop) = stop {
+        if let Some(outputs) = stop.outputs {
+            // A bad delay or destination: like the sequential kernel, the event commits
+            // (with its outputs), then the run stops.
+            trace.add(&stop.key, stop.lp);
+            report.events_committed += 1;
+            last_commit = last_commit.max(stop.key.time.as_f64());
+            for output in outputs {
+                sink.deliver(Committed {
+                    key: stop.key,
+                    lp: stop.lp,
+                    output,
+                });
+            }
+        }
+        report.trace_hash = trace;
+        report.end_time = last_commit;
+        report.stop_reason = StopReason::Error;
+        report.wall_seconds = started.elapsed().as_secs_f64();
+        fill_stats(&mut stats, &report);
+        let error = RunError {
+            error: stop.error,
+            partial: Box::new(report),
+        };
+        return (Err(error), stats);
+    }
+    report.trace_hash = trace;
+    report.stop_reason = if report.pending_at_end > 0 {
+        StopReason::EndTime
+    } else {
+        StopReason::Drained
+    };
+    report.end_time = match report.stop_reason {
+        StopReason::EndTime => end_time,
+        _ => last_commit,
+    };
+    report.wall_seconds = started.elapsed().as_secs_f64();
+    report.events_per_second = if report.wall_seconds > 0.0 {
+        report.events_committed as f64 / report.wall_seconds
+    } else {
+        0.0
+    };
+    fill_stats(&mut stats, &report);
+    (Ok(report), stats)
+}
+
+pub(crate) fn fill_stats(stats: &mut TimeWarpStats, report: &Report) {
     stats.committed = report.events_committed;
     stats.processed = report.events_processed;
     stats.efficiency = if report.events_processed > 0 {

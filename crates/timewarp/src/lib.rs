@@ -70,6 +70,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cluster;
 mod config;
 mod gvt;
 mod kernel;

@@ -35,8 +35,10 @@ pub struct ThreadStats {
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct TimeWarpStats {
-    /// Worker threads.
+    /// Worker threads (per rank in a distributed run).
     pub threads: usize,
+    /// Processes of a distributed run (ranks); 1 on threads alone.
+    pub ranks: usize,
     /// Cancellation mode.
     pub cancellation: Cancellation,
     /// A state save every this many events.

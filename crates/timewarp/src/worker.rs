@@ -65,7 +65,7 @@ pub(crate) fn key_max() -> EventKey {
 }
 
 /// A message between LPs. Each carries the exact key of the event it concerns.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Msg<E> {
     /// A new event.
     Event { key: EventKey, dest: LpId, event: E },
@@ -88,7 +88,7 @@ pub(crate) enum Msg<E> {
 }
 
 impl<E> Msg<E> {
-    fn dest(&self) -> LpId {
+    pub(crate) fn dest(&self) -> LpId {
         match self {
             Msg::Event { dest, .. }
             | Msg::Anti { dest, .. }
@@ -99,7 +99,7 @@ impl<E> Msg<E> {
     }
 
     /// The smallest key the message touches: its timestamp for GVT.
-    fn stamp(&self) -> EventKey {
+    pub(crate) fn stamp(&self) -> EventKey {
         match self {
             Msg::Event { key, .. }
             | Msg::Anti { key, .. }
@@ -237,7 +237,7 @@ pub(crate) struct Settings {
 }
 
 /// The error that stops every worker, and the key up to which they commit.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct StopInfo<O> {
     pub(crate) key: EventKey,
     pub(crate) lp: LpId,
@@ -260,12 +260,16 @@ pub(crate) struct Shared<O> {
     pub(crate) stop: AtomicBool,
     pub(crate) stop_info: Mutex<Option<StopInfo<O>>>,
     pub(crate) gauges: Vec<Gauge>,
+    /// Every worker (and a distributed run's gateway) has flushed its last messages.
     pub(crate) barrier: Barrier,
+    /// A distributed run's gateway has delivered every message still in flight between
+    /// ranks (on threads alone, the second wait costs nothing that matters).
+    pub(crate) landed: Barrier,
 }
 
 impl<O> Shared<O> {
     /// Records `info` as the reason to stop, unless an earlier (smaller-key) one is there.
-    fn stop_with(&self, info: StopInfo<O>) {
+    pub(crate) fn stop_with(&self, info: StopInfo<O>) {
         let mut slot = self
             .stop_info
             .lock()
@@ -276,7 +280,7 @@ impl<O> Shared<O> {
         self.stop.store(true, Ordering::SeqCst);
     }
 
-    fn stop_key(&self) -> Option<EventKey> {
+    pub(crate) fn stop_key(&self) -> Option<EventKey> {
         self.stop_info
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -286,7 +290,7 @@ impl<O> Shared<O> {
 }
 
 /// Counters of one worker.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Counters {
     pub(crate) processed: u64,
     pub(crate) committed: u64,
@@ -1261,6 +1265,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         self.flush_all();
         self.shared.barrier.wait();
         // Every worker has flushed; what is in transit now is all that is left to land.
+        self.shared.landed.wait();
         self.absorb_inbox();
         self.drain_local();
         let summary = Summary {

@@ -5,7 +5,7 @@ use warpsim_core::{Ctx, EventHandle, LogicalProcess};
 use super::{Breakage, Marks, PetsParams, Sampler};
 
 /// An event of the feeding station.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PetsEvent {
     /// A pet finished eating and left its feeder.
     Fed,
@@ -16,7 +16,7 @@ pub enum PetsEvent {
 /// What the feeding station reports: at this event's time, `fed` pets had been fed and feeders
 /// had broken `breakdowns` times. Emitted every time another 0.1 % of the pets is fed (which
 /// includes the 50, 95, 99 and 100 % marks); the last one has `fed == tasks`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Milestone {
     /// Pets fed so far.
     pub fed: u64,

@@ -28,7 +28,7 @@ pub(crate) struct Grid {
 
 /// A cell of the sector grid on the unwrapped plane: sector `(ci mod nx, cj mod ny)`, one of
 /// its infinitely many images.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Cell {
     pub(crate) ci: i64,
     pub(crate) cj: i64,

@@ -11,7 +11,9 @@ use super::{SharksError, SharksParams};
 use crate::{ParamError, check_range};
 
 /// Whether a creature eats or is eaten.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// Eats every fish within its radius; never dies.
@@ -46,7 +48,7 @@ impl Kind {
 /// let fish = Creature::fish(2, 0.0, 0.0, 1.0, 1.0);
 /// assert_eq!(fish.radius, 0.0);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Creature {
     /// Identifier, unique in a population; deaths name fish and sharks by it.
     pub id: u32,

@@ -62,10 +62,10 @@ pub(crate) struct Setup {
 }
 
 /// A message between sectors (opaque; its [`kind`](SharksEvent::kind) says what it is).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SharksEvent(Msg);
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 enum Msg {
     /// A fish enters the sector (cell `cell`) at time `at`.
     FishArrives { fish: Creature, cell: Cell, at: f64 },
@@ -135,7 +135,7 @@ impl SharksEvent {
 /// let death = Death { fish: 4, shark: 1, time: 12.5 };
 /// assert_eq!(death.fish, 4);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Death {
     /// The fish's id.
     pub fish: u32,
@@ -146,7 +146,7 @@ pub struct Death {
 }
 
 /// What a sector reports through `ctx.emit`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum SharksOutput {
     /// A death, emitted once it is final (see the module's ground rules).
@@ -167,7 +167,7 @@ pub enum SharksOutput {
 /// total.merge(&b);
 /// assert_eq!((total.fish_arrivals, total.peak_fish, total.events()), (7, 5, 7));
 /// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct SectorStats {
     /// Fish arrival events handled (including ignored ones).

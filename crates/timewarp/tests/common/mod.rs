@@ -226,7 +226,7 @@ pub struct Canceller {
     handles: Vec<EventHandle>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Cmd {
     Fire(u32),
     Act,
@@ -293,4 +293,93 @@ impl LogicalProcess for Countdown {
             ctx.send(to, delay, left - 1);
         }
     }
+}
+
+/// Runs `make()` as a distributed run over `ranks` loopback ranks; returns rank 0's result,
+/// outputs and statistics, after checking every rank reached the same verdict.
+pub fn cluster<M>(
+    kernel: &TimeWarp,
+    ranks: usize,
+    make: &(dyn Fn() -> Vec<M> + Sync),
+) -> (Result<Report, RunError>, Outputs<M>, TimeWarpStats)
+where
+    M: LogicalProcess,
+    M::Event: serde::Serialize + serde::de::DeserializeOwned,
+    M::Output: serde::Serialize + serde::de::DeserializeOwned,
+{
+    use std::time::Duration;
+    use warpsim_timewarp::cluster::loopback;
+    let transports = loopback(ranks, Duration::from_secs(120));
+    let mut results: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = transports
+            .into_iter()
+            .map(|mut transport| {
+                scope.spawn(move || {
+                    let mut outputs = Vec::new();
+                    let (result, stats) =
+                        kernel.run_cluster(make(), &mut outputs, &mut transport, 42);
+                    (result, outputs, stats)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let first = results.remove(0);
+    for (rank, (result, outputs, _)) in results.iter().enumerate() {
+        assert!(outputs.is_empty(), "rank {} delivered outputs", rank + 1);
+        assert_eq!(
+            result.as_ref().err().map(|e| e.error.to_string()),
+            first.0.as_ref().err().map(|e| e.error.to_string()),
+            "rank {} reached another verdict",
+            rank + 1
+        );
+    }
+    first
+}
+
+/// Like [`check_equivalent`], over loopback clusters of 1–3 ranks × 1–2 threads.
+pub fn check_cluster_equivalent<M, F>(name: &str, seed: u64, end: f64, make: F) -> u64
+where
+    M: LogicalProcess,
+    M::Event: serde::Serialize + serde::de::DeserializeOwned,
+    M::Output: PartialEq + Debug + serde::Serialize + serde::de::DeserializeOwned,
+    F: Fn() -> Vec<M> + Sync,
+{
+    let config = RunConfig::new(seed).end_time(end);
+    let (expected, expected_outputs) = sequential(config.clone(), make());
+    let expected = expected.unwrap_or_else(|error| panic!("{name} seed {seed}: {error}"));
+    let mut rollbacks = 0;
+    for ranks in 1..=3 {
+        for threads in 1..=2 {
+            let cancellation = if (seed + ranks as u64 + threads as u64).is_multiple_of(2) {
+                Cancellation::Lazy
+            } else {
+                Cancellation::Aggressive
+            };
+            let kernel = TimeWarp::new(config.clone())
+                .threads(threads)
+                .cancellation(cancellation)
+                .checkpoint_interval(1 + (seed % 3) as u32)
+                .gvt_interval([7, 64, 512][(seed % 3) as usize]);
+            let (result, outputs, stats) = cluster(&kernel, ranks, &make);
+
+            let what =
+                format!("{name} seed {seed}, {ranks} ranks × {threads} threads, {cancellation}");
+            let report = result.unwrap_or_else(|error| panic!("{what}: {error}"));
+            assert_eq!(report.trace_hash, expected.trace_hash, "{what}\n{stats}");
+            assert_eq!(report.events_committed, expected.events_committed, "{what}");
+            assert_eq!(report.pending_at_end, expected.pending_at_end, "{what}");
+            assert_eq!(report.stop_reason, expected.stop_reason, "{what}");
+            assert_eq!(report.end_time, expected.end_time, "{what}");
+            assert!(
+                outputs == expected_outputs,
+                "{what}: outputs differ ({} vs {})",
+                outputs.len(),
+                expected_outputs.len()
+            );
+            assert_eq!(stats.per_thread.len(), ranks * threads, "{what}");
+            rollbacks += stats.primary_rollbacks + stats.secondary_rollbacks;
+        }
+    }
+    rollbacks
 }

@@ -1,0 +1,336 @@
+//! [`Transport`] over `MPI_COMM_WORLD`.
+//!
+//! # Ground rules
+//!
+//! **No deadlock.** The only MPI call here that blocks is `MPI_Mrecv` of a message that a
+//! probe has already matched: its sender has posted the send and stays inside `send_all`,
+//! calling MPI, until that send completes, and a matched send and receive always complete
+//! (MPI's progress rule; blocking calls drive all pending operations). Everything else is
+//! nonblocking (`MPI_Isend`, `MPI_Improbe`, `MPI_Iallgather`) and polled with `MPI_Test`,
+//! and every polling loop also receives every batch that has arrived. So when two ranks send
+//! each other more than MPI can buffer, each drains the other while its own sends wait; a
+//! rank waiting in `all_gather` drains a peer stuck in `send_all` towards it, which then
+//! reaches the same `all_gather` (every rank makes the same sequence of `all_gather` calls).
+//!
+//! **Order.** Batches carry one tag on one communicator, and MPI never lets a message
+//! overtake an earlier one with the same sender, receiver, tag and communicator — also for
+//! nonblocking sends, matched in the order they were posted. `send_all` posts its sends in
+//! batch order and returns only when all have completed, so the next call's sends come after;
+//! the receiving side matches one message at a time and hands it on at once. Collectives use
+//! their own matching context, so `all_gather` does not disturb the batches.
+//!
+//! **Buffers.** A request borrows its buffer for an `mpi::request::scope`, and a scope must not
+//! end while one of its requests is pending (rsmpi aborts the process if it does). So every
+//! loop runs until its requests complete, and a timeout — after which the requests may never
+//! complete — prints the error and aborts the whole job with `MPI_Abort` instead of returning:
+//! it cannot hand the buffers back to Rust, and aborting leaves no rank hanging. (For the same
+//! reason a panic in `arrived` while sends are pending aborts the process.)
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::mem;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mpi::Threading;
+use mpi::environment::Universe;
+use mpi::request::{LocalScope, Request, scope};
+use mpi::topology::{Rank, SimpleCommunicator};
+use mpi::traits::{Communicator, CommunicatorCollectives, Destination, Equivalence, Source};
+use mpi::{Count, Tag};
+use warpsim_timewarp::cluster::{Arrived, Transport, TransportError};
+
+/// The tag of every data batch. One tag for all keeps MPI's per-pair order (see above).
+const BATCH_TAG: Tag = 17;
+
+/// `MPI_Abort` error code after a timeout: 124, like `timeout(1)`, so scripts can tell a hang
+/// from other failures.
+const TIMEOUT_ABORT_CODE: i32 = 124;
+
+/// Idle polling rounds that only yield before rounds start sleeping. Runs usually have one
+/// rank per core, where spinning answers fastest; sleeping afterwards stops an oversubscribed
+/// node (more ranks than cores) from spending its cores on waiting ranks.
+const SPIN_ROUNDS: u32 = 1_000;
+
+/// How long an idle polling round sleeps once spinning has not helped.
+const IDLE_SLEEP: Duration = Duration::from_micros(50);
+
+/// The initialised MPI library: one per process, finalised when dropped.
+///
+/// Not `Send` or `Sync`: MPI runs with `MPI_THREAD_FUNNELED`, so only the thread that
+/// called [`Mpi::init`] may use it (see the [crate docs](crate)).
+///
+/// ```compile_fail
+/// fn on_another_thread<T: Send>() {}
+/// on_another_thread::<warpsim_mpi::Mpi>();
+/// ```
+pub struct Mpi {
+    rank: usize,
+    ranks: usize,
+    universe: Universe,
+    // Neither `Send` nor `Sync`, so neither is `Mpi` nor any `MpiTransport` borrowing it:
+    // the compiler keeps MPI on the thread that initialised it, as FUNNELED requires.
+    funneled: PhantomData<*const ()>,
+}
+
+impl Mpi {
+    /// Initialises MPI with `MPI_THREAD_FUNNELED` on the calling thread.
+    ///
+    /// Fails if MPI is already initialised in this process or if the library cannot give
+    /// that threading level.
+    pub fn init() -> Result<Mpi, TransportError> {
+        let (universe, provided) = mpi::initialize_with_threading(Threading::Funneled)
+            .ok_or_else(|| failed("MPI is already initialised in this process"))?;
+        if provided == Threading::Single {
+            // Dropping `universe` finalises MPI again.
+            return Err(failed(
+                "the MPI library supports only MPI_THREAD_SINGLE; warpsim needs \
+                 MPI_THREAD_FUNNELED (use an MPI built with thread support)",
+            ));
+        }
+        let world = universe.world();
+        Ok(Mpi {
+            rank: index(world.rank()),
+            ranks: index(world.size()),
+            universe,
+            funneled: PhantomData,
+        })
+    }
+
+    /// This process's rank in `MPI_COMM_WORLD`.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// How many processes `MPI_COMM_WORLD` has.
+    pub fn ranks(&self) -> usize {
+        self.ranks
+    }
+
+    /// A [`Transport`] over `MPI_COMM_WORLD` whose waiting calls give up after `timeout`
+    /// without any answer.
+    pub fn transport(&self, timeout: Duration) -> MpiTransport<'_> {
+        MpiTransport { mpi: self, timeout }
+    }
+
+    /// Ends every rank of the job with `code` (`MPI_Abort` on `MPI_COMM_WORLD`).
+    ///
+    /// For fatal errors: a rank that just exited would leave the others waiting for it.
+    pub fn abort(&self, code: i32) -> ! {
+        self.universe.world().abort(code)
+    }
+}
+
+impl fmt::Debug for Mpi {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mpi")
+            .field("rank", &self.rank)
+            .field("ranks", &self.ranks)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The [`Transport`] of one rank over `MPI_COMM_WORLD`, made by [`Mpi::transport`].
+///
+/// A waiting call that gets no answer (no send completes, no batch arrives, the collective
+/// does not finish) for the timeout aborts the job instead of returning
+/// [`TransportError::Timeout`]: MPI still holds its buffers (see the module's ground rules).
+pub struct MpiTransport<'a> {
+    mpi: &'a Mpi,
+    timeout: Duration,
+}
+
+impl fmt::Debug for MpiTransport<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MpiTransport")
+            .field("rank", &self.mpi.rank)
+            .field("ranks", &self.mpi.ranks)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl MpiTransport<'_> {
+    /// Reports a timeout and ends the job; see the module's ground rules for why it cannot
+    /// return.
+    fn give_up(&self, error: &TransportError) -> ! {
+        eprintln!(
+            "warpsim-mpi: rank {}: {error}; aborting the MPI job",
+            self.mpi.rank
+        );
+        self.mpi.abort(TIMEOUT_ABORT_CODE)
+    }
+
+    /// Checks a batch before any send is posted, so a bad one fails cleanly instead of
+    /// inside MPI.
+    fn check(&self, destination: usize, bytes: &[u8]) -> Result<(), TransportError> {
+        if destination >= self.mpi.ranks || destination == self.mpi.rank {
+            return Err(failed(format!(
+                "rank {} cannot send to rank {destination} of {}",
+                self.mpi.rank, self.mpi.ranks
+            )));
+        }
+        if Count::try_from(bytes.len()).is_err() {
+            return Err(failed(format!(
+                "a batch of {} bytes is larger than MPI can send at once",
+                bytes.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Transport for MpiTransport<'_> {
+    fn rank(&self) -> usize {
+        self.mpi.rank
+    }
+
+    fn ranks(&self) -> usize {
+        self.mpi.ranks
+    }
+
+    fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    fn send_all(
+        &mut self,
+        batches: &mut Vec<(usize, Vec<u8>)>,
+        arrived: &mut Arrived<'_>,
+    ) -> Result<(), TransportError> {
+        for (destination, bytes) in batches.iter() {
+            self.check(*destination, bytes)?;
+        }
+        // Moved out so the requests can borrow the bytes while `arrived` runs.
+        let mut outgoing = mem::take(batches);
+        let world = &self.mpi.universe.world();
+        scope(|scope| {
+            let mut pending: Vec<Request<'_, [u8], &LocalScope<'_>>> = outgoing
+                .iter()
+                .map(|(destination, bytes)| {
+                    world
+                        .process_at_rank(rank_of(*destination))
+                        .immediate_send_with_tag(scope, &bytes[..], BATCH_TAG)
+                })
+                .collect();
+            let mut still_pending = Vec::with_capacity(pending.len());
+            let mut patience = Patience::new(self.timeout);
+            while !pending.is_empty() {
+                let before = pending.len();
+                for request in pending.drain(..) {
+                    if let Err(request) = request.test() {
+                        still_pending.push(request);
+                    }
+                }
+                mem::swap(&mut pending, &mut still_pending);
+                let received = receive_pending(world, arrived);
+                if let Err(error) = patience.round(pending.len() < before || received > 0) {
+                    self.give_up(&error);
+                }
+            }
+        });
+        // Hand the emptied vector back so the caller keeps its capacity.
+        outgoing.clear();
+        *batches = outgoing;
+        Ok(())
+    }
+
+    fn receive(&mut self, arrived: &mut Arrived<'_>) -> Result<usize, TransportError> {
+        Ok(receive_pending(&self.mpi.universe.world(), arrived))
+    }
+
+    fn all_gather(
+        &mut self,
+        mine: &[u64],
+        arrived: &mut Arrived<'_>,
+    ) -> Result<Vec<u64>, TransportError> {
+        let mut all = vec![0; mine.len() * self.mpi.ranks];
+        let world = &self.mpi.universe.world();
+        scope(|scope| {
+            let mut request = world.immediate_all_gather_into(scope, mine, &mut all[..]);
+            let mut patience = Patience::new(self.timeout);
+            loop {
+                match request.test() {
+                    Ok(_) => break,
+                    Err(unfinished) => request = unfinished,
+                }
+                let received = receive_pending(world, arrived);
+                if let Err(error) = patience.round(received > 0) {
+                    self.give_up(&error);
+                }
+            }
+        });
+        Ok(all)
+    }
+}
+
+/// Receives every batch that has already arrived, handing each to `arrived` in the order MPI
+/// matched them, and returns how many there were.
+fn receive_pending(world: &SimpleCommunicator, arrived: &mut Arrived<'_>) -> usize {
+    let mut count = 0;
+    while let Some((message, status)) = world
+        .any_process()
+        .immediate_matched_probe_with_tag(BATCH_TAG)
+    {
+        // A byte count is never negative (MPI_UNDEFINED); if MPI said so anyway, the empty
+        // buffer makes MPI fail the job with a truncation error.
+        let len = usize::try_from(status.count(u8::equivalent_datatype())).unwrap_or(0);
+        let mut bytes = vec![0; len];
+        // Not `matched_receive`, which panics on an empty message; empty batches are valid.
+        message.matched_receive_into(&mut bytes[..]);
+        arrived(index(status.source_rank()), bytes);
+        count += 1;
+    }
+    count
+}
+
+/// Decides when a polling loop has waited too long, and keeps idle rounds cheap.
+struct Patience {
+    timeout: Duration,
+    last_answer: Instant,
+    idle_rounds: u32,
+}
+
+impl Patience {
+    fn new(timeout: Duration) -> Patience {
+        Patience {
+            timeout,
+            last_answer: Instant::now(),
+            idle_rounds: 0,
+        }
+    }
+
+    /// Ends one polling round. The clock restarts whenever the other ranks answered, so a
+    /// long exchange that keeps moving never times out; only silence does.
+    fn round(&mut self, answered: bool) -> Result<(), TransportError> {
+        if answered {
+            self.last_answer = Instant::now();
+            self.idle_rounds = 0;
+            return Ok(());
+        }
+        if self.last_answer.elapsed() > self.timeout {
+            return Err(TransportError::Timeout(self.timeout));
+        }
+        self.idle_rounds = self.idle_rounds.saturating_add(1);
+        if self.idle_rounds < SPIN_ROUNDS {
+            thread::yield_now();
+        } else {
+            thread::sleep(IDLE_SLEEP);
+        }
+        Ok(())
+    }
+}
+
+fn failed(message: impl Into<String>) -> TransportError {
+    TransportError::Failed(message.into())
+}
+
+/// A rank as an index. MPI ranks and sizes are never negative.
+fn index(rank: Rank) -> usize {
+    usize::try_from(rank).expect("MPI ranks and sizes are non-negative")
+}
+
+/// An index as a rank; callers have checked it against the world size, which fits a `Rank`.
+fn rank_of(index: usize) -> Rank {
+    Rank::try_from(index).expect("checked against the world size")
+}
