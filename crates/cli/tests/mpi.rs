@@ -1,0 +1,254 @@
+//! `warpsim run --kernel mpi` under `mpirun`: the same committed events and the same results
+//! as the sequential kernel for PHOLD, pets (events style) and Sharks World (both cancel
+//! styles, `kernel` being the model-level cancel/reschedule path), on 1–3 ranks × 1–2
+//! threads; mismatched or dying ranks end with an error and nothing hangs.
+//!
+//! Needs the `mpi` feature (the README's test command turns it on after installing MPI).
+
+#![cfg(feature = "mpi")]
+
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Far above what a run takes; a hang fails the test instead of blocking CI.
+const LIMIT: Duration = Duration::from_secs(180);
+
+/// One launch at a time: each rank busy-polls, and the machine may have 2 cores.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn open_mpi() -> bool {
+    Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).contains("Open MPI"))
+        .unwrap_or(false)
+}
+
+/// Runs `mpirun <args>` in its own process group, killed after [`LIMIT`].
+fn mpirun(args: &[String]) -> Output {
+    let mut command = Command::new("mpirun");
+    if open_mpi() {
+        command.arg("--oversubscribe");
+    }
+    command
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command
+        .spawn()
+        .expect("cannot start mpirun: is MPI installed?");
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut text);
+            }
+            text
+        })
+    };
+    let stdout = read(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = read(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("cannot wait for mpirun") {
+            break status;
+        }
+        if start.elapsed() > LIMIT {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+            let _ = child.wait();
+            panic!("mpirun {args:?} hung for {LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+fn warpsim() -> String {
+    env!("CARGO_BIN_EXE_warpsim").to_string()
+}
+
+/// A JSON report without what depends on the kernel or the clock.
+fn essence(json: &Value) -> Value {
+    let mut essence = json.as_object().cloned().unwrap_or_default();
+    for key in [
+        "kernel",
+        "timewarp",
+        "events_per_second",
+        "wall_seconds",
+        "peak_rss_bytes",
+        "events_processed",
+        "peak_pending",
+        "granularity_us",
+    ] {
+        essence.remove(key);
+    }
+    Value::Object(essence)
+}
+
+fn sequential(model_args: &[&str]) -> Value {
+    let out = Command::new(warpsim())
+        .args(["run"])
+        .args(model_args)
+        .args(["--kernel", "sequential", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn check(model_args: &[&str]) {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let expected = essence(&sequential(model_args));
+    for ranks in 1..=3 {
+        for threads in 1..=2 {
+            let mut args = vec![
+                "-np".to_string(),
+                ranks.to_string(),
+                warpsim(),
+                "run".into(),
+            ];
+            args.extend(model_args.iter().map(|s| s.to_string()));
+            args.extend(
+                [
+                    "--kernel",
+                    "mpi",
+                    "--threads",
+                    &threads.to_string(),
+                    "--json",
+                ]
+                .map(String::from),
+            );
+            let out = mpirun(&args);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "{model_args:?} on {ranks} × {threads}: {}\n{stdout}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            // Only rank 0 reports.
+            let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with('{')).collect();
+            assert_eq!(
+                lines.len(),
+                1,
+                "{model_args:?} on {ranks} × {threads}: {stdout}"
+            );
+            let json: Value = serde_json::from_str(lines[0]).unwrap();
+            assert_eq!(json["kernel"], "mpi");
+            assert_eq!(json["timewarp"]["ranks"], ranks);
+            assert_eq!(
+                essence(&json),
+                expected,
+                "{model_args:?} on {ranks} ranks × {threads} threads"
+            );
+        }
+    }
+}
+
+#[test]
+fn phold_over_mpi_matches_the_sequential_kernel() {
+    check(&["phold", "--lps", "256", "--end", "30", "--seed", "3"]);
+}
+
+#[test]
+fn pets_over_mpi_matches_the_sequential_kernel() {
+    check(&[
+        "pets", "--style", "events", "--tasks", "3000", "--seed", "5",
+    ]);
+}
+
+#[test]
+fn sharks_over_mpi_match_the_sequential_kernel_in_both_cancel_styles() {
+    for cancel in ["app", "kernel"] {
+        check(&[
+            "sharks",
+            "--creatures",
+            "300",
+            "--radius-min",
+            "100",
+            "--radius-max",
+            "400",
+            "--sectors",
+            "4x4",
+            "--end",
+            "300",
+            "--cancel",
+            cancel,
+            "--seed",
+            "9",
+        ]);
+    }
+}
+
+#[test]
+fn ranks_with_different_parameters_fail_on_every_rank() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let rank = |lps: &str| {
+        [
+            warpsim(),
+            "run".into(),
+            "phold".into(),
+            "--lps".into(),
+            lps.into(),
+            "--kernel".into(),
+            "mpi".into(),
+        ]
+    };
+    let mut args = vec!["-np".to_string(), "1".into()];
+    args.extend(rank("64"));
+    args.extend([":".to_string(), "-np".into(), "1".into()]);
+    args.extend(rank("65"));
+    let out = mpirun(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(stderr.matches("different").count(), 2, "{stderr}");
+}
+
+#[test]
+fn a_rank_that_dies_mid_run_ends_the_run() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    // Both ranks run the same (long) command; rank 1's process is killed after 2 s.
+    let command = format!(
+        "{} run phold --lps 16384 --end 100000 --kernel mpi --threads 1 --mpi-timeout 20",
+        warpsim()
+    );
+    let killer = format!("{command} & p=$!; sleep 2; kill -9 $p; wait $p");
+    let args: Vec<String> = [
+        "-np", "1", "sh", "-c", &command, ":", "-np", "1", "sh", "-c", &killer,
+    ]
+    .map(String::from)
+    .to_vec();
+    let start = Instant::now();
+    let out = mpirun(&args);
+    assert!(
+        !out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // Ended by the launcher or by the transport's timeout, not by the test's limit.
+    assert!(start.elapsed() < Duration::from_secs(120));
+}
