@@ -160,9 +160,10 @@ pub(crate) struct TimewarpArgs {
     /// Save each LP's state every K events (rollbacks coast forward from the last save).
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub(crate) checkpoint_interval: u32,
-    /// Optimism window: run no event later than GVT + W.
-    #[arg(long, value_name = "W")]
-    pub(crate) window: Option<f64>,
+    /// Optimism window: run no event later than GVT + W; `auto` (the default) throttles
+    /// only when rollbacks waste work, `none` never.
+    #[arg(long, value_name = "W|auto|none", default_value = "auto", value_parser = parse_window)]
+    pub(crate) window: WindowArg,
     /// Memory budget for events, state saves and logs (e.g. 2GiB, 512MiB, bytes).
     #[arg(long, value_name = "BYTES", value_parser = warpsim_timewarp::parse_bytes)]
     pub(crate) memory: Option<u64>,
@@ -175,6 +176,30 @@ pub(crate) struct TimewarpArgs {
     /// With `--kernel mpi`: give up (on every rank) when other ranks are silent this long.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     pub(crate) mpi_timeout: f64,
+}
+
+/// The optimism window, as given on the command line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum WindowArg {
+    /// Adaptive: a window appears and adapts only when rollbacks waste work.
+    Auto,
+    /// Unbounded optimism.
+    Off,
+    /// A fixed window (simulated time).
+    Fixed(f64),
+}
+
+fn parse_window(text: &str) -> Result<WindowArg, String> {
+    match text {
+        "auto" => Ok(WindowArg::Auto),
+        "none" | "off" => Ok(WindowArg::Off),
+        number => match number.parse::<f64>() {
+            Ok(w) if w.is_finite() && w >= 0.0 => Ok(WindowArg::Fixed(w)),
+            _ => Err(format!(
+                "expected a non-negative number, `auto` or `none`, got `{number}`"
+            )),
+        },
+    }
 }
 
 /// The cancellation mode, as a clap value.

@@ -163,7 +163,7 @@ where
 
 /// The Time Warp kernel the flags describe.
 fn timewarp_kernel(common: &CommonArgs, config: RunConfig) -> warpsim_timewarp::TimeWarp {
-    use crate::cli::{CancellationArg, PartitionArg};
+    use crate::cli::{CancellationArg, PartitionArg, WindowArg};
     use warpsim_timewarp::{Cancellation, Partition, TimeWarp};
     let args = &common.timewarp;
     TimeWarp::new(config)
@@ -177,7 +177,11 @@ fn timewarp_kernel(common: &CommonArgs, config: RunConfig) -> warpsim_timewarp::
             PartitionArg::RoundRobin => Partition::RoundRobin,
         })
         .checkpoint_interval(args.checkpoint_interval)
-        .window(args.window)
+        .window(match args.window {
+            WindowArg::Fixed(window) => Some(window),
+            WindowArg::Auto | WindowArg::Off => None,
+        })
+        .adaptive_window(args.window == WindowArg::Auto)
         .memory(args.memory)
         .gvt_interval(args.gvt_interval)
 }

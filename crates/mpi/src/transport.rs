@@ -50,10 +50,10 @@ const TIMEOUT_ABORT_CODE: i32 = 124;
 /// Idle polling rounds that only yield before rounds start sleeping. Runs usually have one
 /// rank per core, where spinning answers fastest; sleeping afterwards stops an oversubscribed
 /// node (more ranks than cores) from spending its cores on waiting ranks.
-const SPIN_ROUNDS: u32 = 1_000;
+const SPIN_ROUNDS: u32 = 16;
 
 /// How long an idle polling round sleeps once spinning has not helped.
-const IDLE_SLEEP: Duration = Duration::from_micros(50);
+const IDLE_SLEEP: Duration = Duration::from_micros(20);
 
 /// The initialised MPI library: one per process, finalised when dropped.
 ///

@@ -76,6 +76,12 @@ impl Key for u64 {
     }
 }
 
+impl Key for u128 {
+    fn priority(&self) -> f64 {
+        *self as f64
+    }
+}
+
 impl Key for u32 {
     fn priority(&self) -> f64 {
         f64::from(*self)

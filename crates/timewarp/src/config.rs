@@ -164,13 +164,15 @@ pub struct TimeWarp {
     pub(crate) cancellation: Cancellation,
     pub(crate) checkpoint_interval: u32,
     pub(crate) window: Option<f64>,
+    pub(crate) adaptive_window: bool,
     pub(crate) memory: Option<u64>,
     pub(crate) gvt_interval: u64,
 }
 
 impl TimeWarp {
     /// A kernel with the defaults: 1 thread, block partition, lazy cancellation, a state save
-    /// before every event, no window, no memory budget, a GVT round every 2048 events.
+    /// before every event, an adaptive window, no memory budget, a GVT round every 2048
+    /// events.
     pub fn new(config: RunConfig) -> TimeWarp {
         TimeWarp {
             config,
@@ -179,6 +181,7 @@ impl TimeWarp {
             cancellation: Cancellation::Lazy,
             checkpoint_interval: 1,
             window: None,
+            adaptive_window: true,
             memory: None,
             gvt_interval: 2048,
         }
@@ -211,9 +214,19 @@ impl TimeWarp {
     }
 
     /// Optimism window: no event later than `GVT + window` runs. Progress is guaranteed
-    /// because the event at GVT always may.
+    /// because the event at GVT always may. A fixed window turns the adaptive one off.
     pub fn window(mut self, window: Option<f64>) -> TimeWarp {
         self.window = window;
+        self
+    }
+
+    /// Whether, with no fixed [`window`](TimeWarp::window), each worker throttles itself
+    /// (on by default): at every GVT, if more than a fifth of the events it ran since the
+    /// last GVT were rolled back, it halves its window (starting from half of how far past
+    /// GVT it had run); below 2% it doubles it (at least to the GVT's last advance). Runs
+    /// that do not thrash never get a window. Results do not depend on it, only speed.
+    pub fn adaptive_window(mut self, on: bool) -> TimeWarp {
+        self.adaptive_window = on;
         self
     }
 

@@ -199,6 +199,7 @@ impl TimeWarp {
             lazy: self.cancellation == crate::Cancellation::Lazy,
             checkpoint: self.checkpoint_interval,
             window: self.window,
+            adaptive_window: self.adaptive_window && self.window.is_none(),
             memory: self.memory,
             gvt_interval: self.gvt_interval,
             end_time: self.config.end_time,

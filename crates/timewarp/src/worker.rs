@@ -51,8 +51,20 @@ const BATCH: usize = 64;
 /// Events executed between two looks at the inbox, the GVT flag and the memory gauge.
 const SLICE: u32 = 32;
 
+/// The fewest events of its own an adaptive window should hold (see [`Worker::adapt`]).
+const WINDOW_EVENTS: f64 = 512.0;
+
 /// How long an idle worker waits for a message before it looks around again.
 const IDLE_WAIT: Duration = Duration::from_micros(50);
+
+/// An event key without its `seq`, as one number in the key's order (times are never
+/// negative, so their bits order like them): the worker's LP heap compares these.
+#[inline]
+fn order(key: EventKey) -> u128 {
+    (u128::from(key.time.as_f64().to_bits()) << 64)
+        | (u128::from(key.age) << 32)
+        | u128::from(key.src.get())
+}
 
 /// The key above every real event: "no event".
 pub(crate) fn key_max() -> EventKey {
@@ -230,6 +242,7 @@ pub(crate) struct Settings {
     pub(crate) lazy: bool,
     pub(crate) checkpoint: u32,
     pub(crate) window: Option<f64>,
+    pub(crate) adaptive_window: bool,
     pub(crate) memory: Option<u64>,
     pub(crate) gvt_interval: u64,
     pub(crate) end_time: f64,
@@ -343,7 +356,10 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     route: &'a Route,
     settings: &'a Settings,
     shared: &'a Shared<M::Output>,
-    heap: IndexedHeap<EventKey, u32>,
+    /// The LPs with an executable event, by [`order`] of their smallest one. Comparing one
+    /// `u128` instead of a four-field key keeps the heap's sift-down, the kernel's hottest
+    /// loop, several times cheaper.
+    heap: IndexedHeap<u128, u32>,
     inbox: Receiver<Vec<Msg<M::Event>>>,
     peers: Vec<Sender<Vec<Msg<M::Event>>>>,
     outboxes: Vec<Vec<Msg<M::Event>>>,
@@ -352,6 +368,11 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     to_coordinator: Sender<ToCoordinator<M::Output>>,
     port: GvtPort<EventKey>,
     gvt: EventKey,
+    /// The window in force: the fixed one, or the adaptive one (see [`Worker::adapt`]).
+    window: Option<f64>,
+    /// The latest time executed since the last GVT, and the counters then.
+    horizon: f64,
+    at_last_gvt: (u64, u64, u64),
     since_gvt_start: u64,
     over_budget: bool,
     // Scratch buffers, reused so the hot path does not allocate.
@@ -409,6 +430,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             to_coordinator: parts.to_coordinator,
             port: parts.shared.gvt.port(),
             gvt: EventKey::init(LpId::new(0)),
+            window: parts.settings.window,
+            horizon: 0.0,
+            at_last_gvt: (0, 0, 0),
             since_gvt_start: 0,
             over_budget: false,
             effects: Vec::new(),
@@ -478,22 +502,24 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             if !self.local.is_empty() {
                 self.drain_local();
             }
-            let Some((key, &l)) = self.heap.peek() else {
+            let Some((order, &l)) = self.heap.peek() else {
                 break;
             };
-            if key.time.as_f64() >= self.settings.end_time {
+            let time = f64::from_bits((order >> 64) as u64);
+            if time >= self.settings.end_time {
                 break;
             }
-            if let Some(window) = self.settings.window
-                && key.time.as_f64() > self.gvt.time.as_f64() + window
+            if let Some(window) = self.window
+                && time > self.gvt.time.as_f64() + window
             {
                 self.counters.window_stalls += 1;
                 break;
             }
-            if self.over_budget && key > self.gvt {
+            if self.over_budget && time > self.gvt.time.as_f64() {
                 self.counters.memory_stalls += 1;
                 break;
             }
+            self.horizon = self.horizon.max(time);
             self.execute(l as usize);
             executed += 1;
         }
@@ -873,12 +899,13 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         }
         match (top, lp.heap_handle) {
             (Some(key), Some(handle)) => {
-                if self.heap.get(handle).map(|(current, _)| current) != Some(key) {
-                    let _ = self.heap.reschedule(handle, key);
+                let order = order(key);
+                if self.heap.get(handle).map(|(current, _)| current) != Some(order) {
+                    let _ = self.heap.reschedule(handle, order);
                 }
             }
             (Some(key), None) => {
-                lp.heap_handle = self.heap.push(key, l as u32).ok();
+                lp.heap_handle = self.heap.push(order(key), l as u32).ok();
             }
             (None, Some(handle)) => {
                 let _ = self.heap.cancel(handle);
@@ -1062,7 +1089,16 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         self.absorb_inbox();
         self.drain_local();
         self.flush_all();
-        let mut local = self.heap.peek().map_or_else(key_max, |(key, _)| key);
+        // The heap orders by (time, age, src) only, so the smallest pending key is at least
+        // the smallest such prefix with `seq` 0.
+        let mut local = self.heap.peek().map_or_else(key_max, |(order, _)| {
+            EventKey::new(
+                Time::new(f64::from_bits((order >> 64) as u64)).unwrap_or(Time::ZERO),
+                (order >> 32) as u32,
+                LpId::new(order as u32),
+                0,
+            )
+        });
         for &l in &self.failed_lps {
             if let Some(failure) = &self.lps[l as usize].failed {
                 local = local.min(failure.key);
@@ -1084,6 +1120,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     /// Acts on a new GVT: commits below it, and decides whether the run is over. Returns
     /// `true` when this worker should finish.
     fn new_gvt(&mut self, gvt: EventKey) -> bool {
+        if self.settings.adaptive_window {
+            self.adapt(gvt);
+        }
         self.gvt = gvt;
         self.commit_below(gvt);
         let held = std::mem::take(&mut self.held_lps);
@@ -1137,6 +1176,42 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             }
         }
         false
+    }
+
+    /// Adapts the optimism window to the waste since the last GVT (see
+    /// [`TimeWarp::adaptive_window`](crate::TimeWarp::adaptive_window)). Runaway optimism —
+    /// an LP far ahead whose work keeps being undone by stragglers — is Time Warp's classic
+    /// instability; bounding it turns wasted work into waiting, which a GVT round ends.
+    fn adapt(&mut self, gvt: EventKey) {
+        let counters = &self.counters;
+        let (processed, rolled_back, committed) =
+            (counters.processed, counters.rolled_back, counters.committed);
+        let ran = processed - self.at_last_gvt.0;
+        if ran < 64 {
+            // Too little evidence; keep counting.
+            return;
+        }
+        let waste = (rolled_back - self.at_last_gvt.1) as f64 / ran as f64;
+        let now = gvt.time.as_f64();
+        let span = (self.horizon - now).max(0.0);
+        let advance = (now - self.gvt.time.as_f64()).max(0.0);
+        // Never so narrow that a window holds fewer than a few hundred of this worker's
+        // events: below that, GVT rounds (not rollbacks) would set the pace.
+        let done = committed - self.at_last_gvt.2;
+        let floor = if done > 0 {
+            WINDOW_EVENTS * advance / done as f64
+        } else {
+            0.0
+        };
+        if waste > 0.25 {
+            self.window = Some((self.window.unwrap_or(span) * 0.5).max(floor));
+        } else if waste < 0.05
+            && let Some(window) = self.window
+        {
+            self.window = Some((window * 2.0).max(advance));
+        }
+        self.at_last_gvt = (processed, rolled_back, committed);
+        self.horizon = now;
     }
 
     /// Commits every processed event with a key below `bound` and drops what no rollback
