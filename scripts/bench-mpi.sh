@@ -60,7 +60,8 @@ lines = [l for l in sys.stdin if l.startswith("{")]
 d = json.loads(lines[0])
 eff = d.get("timewarp", {}).get("efficiency")
 extra = f", efficiency {eff:.2f}" if eff is not None else ""
-print(f"{d[\"events_per_second\"] / 1e6:.3f} M events/s ({d[\"wall_seconds\"]:.2f} s, hash {d[\"trace_hash\"]}{extra})")'
+rate, wall, hash = d["events_per_second"] / 1e6, d["wall_seconds"], d["trace_hash"]
+print(f"{rate:.3f} M events/s ({wall:.2f} s, hash {hash}{extra})")'
 }
 
 echo "== PHOLD rates (remote 0.25, lookahead 0.1, mean 1, population 1, seed 7)"

@@ -1,6 +1,7 @@
 //! Time Warp on threads against the sequential kernel, side by side in one run: PHOLD with
 //! the parameters (population 1, remote 0.25, lookahead 0.1, mean 1) at 1024 and
-//! 16384 LPs, on 1 and 2 worker threads, both cancellation modes.
+//! 16384 LPs, on 1 and 2 worker threads, both cancellation modes; and Sharks World (2048
+//! creatures, 8×8 and 16×16 sectors, end 2000) on 2 threads, both cancellation modes.
 //!
 //! `cargo bench -p warpsim-benches --bench timewarp`
 
@@ -49,5 +50,51 @@ fn phold(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, phold);
+fn sharks(c: &mut Criterion) {
+    use warpsim_models::sharks::{RandomPopulation, SharksParams};
+    let mut group = c.benchmark_group("timewarp_sharks");
+    group.sample_size(10);
+    for sectors in [8u32, 16] {
+        let params = SharksParams {
+            sectors_x: sectors,
+            sectors_y: sectors,
+            end: 2000.0,
+            ..SharksParams::default()
+        };
+        let population = RandomPopulation {
+            creatures: 2048,
+            ..RandomPopulation::default()
+        };
+        let creatures = population.generate(&params, 7).unwrap();
+        let config = RunConfig::new(7).end_time(params.kernel_end_time());
+        let events = Sequential::new(config.clone())
+            .run(params.build(&creatures).unwrap(), &mut Discard)
+            .unwrap()
+            .events_committed;
+        group.throughput(Throughput::Elements(events));
+        let label = format!("{sectors}x{sectors}");
+        group.bench_function(BenchmarkId::new("sequential", &label), |b| {
+            b.iter(|| {
+                Sequential::new(config.clone())
+                    .run(params.build(&creatures).unwrap(), &mut Discard)
+                    .unwrap()
+            })
+        });
+        for cancellation in [Cancellation::Lazy, Cancellation::Aggressive] {
+            let name = format!("timewarp_2t_{cancellation}");
+            group.bench_function(BenchmarkId::new(name, &label), |b| {
+                b.iter(|| {
+                    TimeWarp::new(config.clone())
+                        .threads(2)
+                        .cancellation(cancellation)
+                        .run(params.build(&creatures).unwrap(), &mut Discard)
+                        .unwrap()
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, phold, sharks);
 criterion_main!(benches);

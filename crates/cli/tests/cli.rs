@@ -170,4 +170,27 @@ fn bad_input_is_one_line_and_non_zero() {
     assert_fails(&["run", "phold", "--queue", "splay"], "splay");
     assert_fails(&["run", "phold", "--kernel", "quantum"], "quantum");
     assert_fails(&["frobnicate"], "frobnicate");
+    assert_fails(&["run", "phold", "--kernel", "timewarp", "--window", "-1"], "--window");
+    assert_fails(&["run", "phold", "--kernel", "timewarp", "--window", "soon"], "soon");
+    assert_fails(&["run", "phold", "--kernel", "mpi", "--mpi-timeout", "0"], "--mpi-timeout");
+}
+
+#[test]
+fn every_window_setting_commits_the_same_events() {
+    let hash = |extra: &[&str]| {
+        let mut args = vec!["run", "phold", "--lps", "64", "--end", "50", "--json"];
+        args.extend(extra);
+        let out = warpsim(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        json["trace_hash"].as_str().unwrap().to_string()
+    };
+    let expected = hash(&[]);
+    for window in ["auto", "none", "0.5"] {
+        assert_eq!(
+            hash(&["--kernel", "timewarp", "--threads", "2", "--window", window]),
+            expected,
+            "--window {window}"
+        );
+    }
 }

@@ -221,10 +221,12 @@ impl TimeWarp {
     }
 
     /// Whether, with no fixed [`window`](TimeWarp::window), each worker throttles itself
-    /// (on by default): at every GVT, if more than a fifth of the events it ran since the
+    /// (on by default): at every GVT, if more than a quarter of the events it ran since the
     /// last GVT were rolled back, it halves its window (starting from half of how far past
-    /// GVT it had run); below 2% it doubles it (at least to the GVT's last advance). Runs
-    /// that do not thrash never get a window. Results do not depend on it, only speed.
+    /// GVT it had run), but never below a span that holds about 512 of its own events (or
+    /// GVT rounds, not rollbacks, would set the pace); below 5% it doubles it (at least to
+    /// the GVT's last advance). Runs that do not thrash never get a window. Results do not
+    /// depend on it, only speed.
     pub fn adaptive_window(mut self, on: bool) -> TimeWarp {
         self.adaptive_window = on;
         self

@@ -54,7 +54,10 @@
 //! panic stops the run only once GVT reaches it — before that it may be a phantom of a state
 //! that a rollback will correct.
 //!
-//! **Flow control.** `window(Some(w))` runs no event later than `GVT + w`. `memory(Some(b))`
+//! **Flow control.** `window(Some(w))` runs no event later than `GVT + w`; without a fixed
+//! window each worker adapts its own ([`TimeWarp::adaptive_window`]): halved while more than
+//! a quarter of its work is rolled back, doubled once less than 5% is, never below a few
+//! hundred of its events. `memory(Some(b))`
 //! bounds an estimate of the kernel's storage (records, saves, logs, pending events:
 //! counts × `size_of`, so heap data inside model states or events is not counted); over
 //! budget, workers run only the event at GVT and start GVT rounds eagerly, which always
