@@ -22,12 +22,11 @@ fn fingerprint() -> u64 {
     hash
 }
 
-fn refuse<O>(
+fn refuse(
     kernel: &TimeWarp,
     n_lps: usize,
     message: String,
 ) -> (Result<Report, RunError>, TimeWarpStats) {
-    let _ = std::marker::PhantomData::<O>;
     let mut report = Report::new("mpi", kernel.config().seed, n_lps as u32);
     report.stop_reason = StopReason::Error;
     let error = RunError {
@@ -52,7 +51,7 @@ where
 {
     let timeout = common.timewarp.mpi_timeout;
     if !(timeout.is_finite() && timeout > 0.0) {
-        return refuse::<M::Output>(
+        return refuse(
             &kernel,
             lps.len(),
             format!("--mpi-timeout must be a positive number of seconds, got {timeout}"),
@@ -92,7 +91,7 @@ mod imp {
         S: OutputSink<M::Output>,
     {
         if std::thread::current().name() != Some("main") {
-            return super::refuse::<M::Output>(
+            return super::refuse(
                 &kernel,
                 lps.len(),
                 "--kernel mpi runs one run at a time on the main thread: use it without --replications, sweep or plan".into(),
@@ -104,7 +103,7 @@ mod imp {
                 match Mpi::init() {
                     Ok(mpi) => *slot = Some(mpi),
                     Err(error) => {
-                        return super::refuse::<M::Output>(
+                        return super::refuse(
                             &kernel,
                             lps.len(),
                             format!("cannot start MPI: {error}"),
@@ -144,7 +143,7 @@ mod imp {
         M: LogicalProcess,
         S: OutputSink<M::Output>,
     {
-        super::refuse::<M::Output>(
+        super::refuse(
             &kernel,
             lps.len(),
             "this warpsim was built without MPI; build it with `cargo build --release --features warpsim-cli/mpi` (see README)".into(),

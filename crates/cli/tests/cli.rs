@@ -170,9 +170,18 @@ fn bad_input_is_one_line_and_non_zero() {
     assert_fails(&["run", "phold", "--queue", "splay"], "splay");
     assert_fails(&["run", "phold", "--kernel", "quantum"], "quantum");
     assert_fails(&["frobnicate"], "frobnicate");
-    assert_fails(&["run", "phold", "--kernel", "timewarp", "--window", "-1"], "--window");
-    assert_fails(&["run", "phold", "--kernel", "timewarp", "--window", "soon"], "soon");
-    assert_fails(&["run", "phold", "--kernel", "mpi", "--mpi-timeout", "0"], "--mpi-timeout");
+    assert_fails(
+        &["run", "phold", "--kernel", "timewarp", "--window", "-1"],
+        "--window",
+    );
+    assert_fails(
+        &["run", "phold", "--kernel", "timewarp", "--window", "soon"],
+        "soon",
+    );
+    assert_fails(
+        &["run", "phold", "--kernel", "mpi", "--mpi-timeout", "0"],
+        "--mpi-timeout",
+    );
 }
 
 #[test]
@@ -181,7 +190,11 @@ fn every_window_setting_commits_the_same_events() {
         let mut args = vec!["run", "phold", "--lps", "64", "--end", "50", "--json"];
         args.extend(extra);
         let out = warpsim(&args);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         json["trace_hash"].as_str().unwrap().to_string()
     };

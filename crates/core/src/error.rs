@@ -84,6 +84,10 @@ pub enum SimError {
     /// A run setting is invalid.
     #[error("invalid run configuration: {0}")]
     Config(String),
+    /// A distributed run lost touch with its other processes (a rank died, hung, or sent
+    /// something unreadable).
+    #[error("distributed run failed: {0}")]
+    Cluster(String),
     /// More than `u32::MAX` events pending at once.
     #[error("pending-event set is full (more than {} events)", u32::MAX)]
     QueueFull,

@@ -163,7 +163,7 @@ fn encode<E: Serialize, O: Serialize>(packet: &Packet<E, O>) -> Vec<u8> {
 }
 
 fn cluster_error(error: impl std::fmt::Display) -> SimError {
-    SimError::Config(format!("distributed run failed: {error}"))
+    SimError::Cluster(error.to_string())
 }
 
 /// The gateway's state that arriving packets touch.
@@ -797,7 +797,7 @@ where
         self.shared.stop_with(StopInfo {
             key: stop,
             lp: LpId::new(0),
-            error: SimError::Config("stopped".into()),
+            error: cluster_error("stopped"),
             outputs: None,
         });
         self.shared.barrier.wait();
@@ -823,7 +823,7 @@ where
             self.shared.stop_with(StopInfo {
                 key: stop,
                 lp: LpId::new(0),
-                error: SimError::Config("stopped by another rank".into()),
+                error: cluster_error("stopped by another rank"),
                 outputs: None,
             });
             self.placeholder = true;
