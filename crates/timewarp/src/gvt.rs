@@ -213,7 +213,9 @@ impl<K: Copy + Ord> GvtShared<K> {
             self.flag.store(false, Ordering::SeqCst);
             None
         } else if state.remaining == 0 {
-            state.gvt = state.min;
+            // Workers bound their keys by a prefix (see `worker::order`), so a round can find
+            // a smaller `seq` at the same time than the last; the last GVT is still valid.
+            state.gvt = state.gvt.max(state.min);
             self.version.fetch_add(1, Ordering::SeqCst);
             self.flag.store(false, Ordering::SeqCst);
             Some(state.gvt)
@@ -242,6 +244,11 @@ impl<K: Copy + Ord> GvtShared<K> {
     /// External mode: the minimum of the round that just completed, once.
     pub(crate) fn take_result(&self) -> Option<K> {
         lock_state(&self.state).result.take()
+    }
+
+    /// The last published GVT.
+    pub(crate) fn current(&self) -> K {
+        lock_state(&self.state).gvt
     }
 
     /// External mode: publishes a GVT computed from every rank's contribution.

@@ -1226,7 +1226,8 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             let l = self.dirty[position] as usize;
             let lp = &mut self.lps[l];
             let start = lp.committed_prefix;
-            // Committed records are below the previous bound, hence below this one. Usually
+            // Committed records are below the previous bound, hence below this one (GVT never
+            // goes back). Usually
             // every record is below the bound, which the last one shows without a search.
             let end = if lp.processed.back().is_some_and(|record| record.key < bound) {
                 lp.processed.len()

@@ -212,12 +212,18 @@ impl<E: DeserializeOwned, O: DeserializeOwned> Gate<'_, E, O> {
                 self.total_received += 1;
                 self.newest_seen = self.newest_seen.max(epoch);
                 for msg in msgs {
-                    let (worker, _) = self.route[msg.dest().index()];
-                    debug_assert!(
-                        (worker as usize) < self.threads,
-                        "a packet for another rank"
-                    );
-                    self.split[worker as usize].push(msg);
+                    let worker = self
+                        .route
+                        .get(msg.dest().index())
+                        .map_or(usize::MAX, |&(worker, _)| worker as usize);
+                    if worker >= self.threads {
+                        let dest = msg.dest();
+                        self.fault.get_or_insert_with(|| {
+                            format!("rank {source} sent a message for {dest}, which this rank does not own")
+                        });
+                        continue;
+                    }
+                    self.split[worker].push(msg);
                 }
                 self.forward();
             }
@@ -518,8 +524,9 @@ where
             Ok(ending) => ending,
             Err(error) => {
                 // Release the workers and give up: the other ranks see the same failure (a
-                // timeout) or are gone.
-                self.halt_workers(key_max());
+                // timeout) or are gone. Only what GVT had passed commits.
+                let gvt = self.shared.gvt.current();
+                self.halt_workers(gvt);
                 let (result, stats) = self.local_verdict(report, stats, started, sink, Some(error));
                 return (result, stats);
             }
@@ -604,11 +611,14 @@ where
                         if let Some(key) = smallest_stop(&all, 8, 4) {
                             return Ok(Ending::Stopped(key));
                         }
+                        // The heap bounds keys by their (time, age, src) prefix, so a round can
+                        // find a smaller `seq` than the last one did; the last GVT still holds.
                         let gvt = all
                             .chunks(8)
                             .map(|words| words_key(&words[..4]))
                             .min()
-                            .unwrap_or_else(key_max);
+                            .unwrap_or_else(key_max)
+                            .max(self.shared.gvt.current());
                         self.shared.gvt.publish(gvt);
                         phase = Phase::Idle;
                         last_round = Instant::now();
@@ -830,17 +840,8 @@ where
         }
         // Workers commit and flush, then wait.
         self.shared.barrier.wait();
-        self.take_inbox();
-        self.send()?;
-        loop {
-            let mine = [self.gate.total_sent, self.gate.total_received];
-            let all = self.gather(&mine)?;
-            let sent: u64 = all.chunks(2).map(|words| words[0]).sum();
-            let received: u64 = all.chunks(2).map(|words| words[1]).sum();
-            if sent == received {
-                break;
-            }
-        }
+        let landed = self.land_everything();
+        // The workers wait at `landed` whatever happened, or the rank would never return.
         self.shared.landed.wait();
         let deadline = Instant::now() + self.transport.timeout();
         while self.summaries.len() < self.threads {
@@ -851,7 +852,23 @@ where
                 }
             }
         }
-        Ok(())
+        landed
+    }
+
+    /// Ground rule 5: sends what the workers flushed and receives until every packet sent by
+    /// any rank has arrived (and been forwarded).
+    fn land_everything(&mut self) -> Result<(), SimError> {
+        self.take_inbox();
+        self.send()?;
+        loop {
+            let mine = [self.gate.total_sent, self.gate.total_received];
+            let all = self.gather(&mine)?;
+            let sent: u64 = all.chunks(2).map(|words| words[0]).sum();
+            let received: u64 = all.chunks(2).map(|words| words[1]).sum();
+            if sent == received {
+                return Ok(());
+            }
+        }
     }
 }
 
