@@ -96,5 +96,35 @@ fn sharks(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, phold, sharks);
+/// Dynamic load balancing on an unbalanced start: PHOLD 16384 LPs with three quarters of the
+/// LPs on thread 0 (a user partition), 2 threads, with and without `load_balancing`.
+fn balancing(c: &mut Criterion) {
+    use warpsim_timewarp::Partition;
+    let mut group = c.benchmark_group("timewarp_balancing");
+    group.sample_size(10);
+    let lps = 16384usize;
+    let params = PholdParams {
+        lps: lps as u32,
+        end: 20.0,
+        ..PholdParams::default()
+    };
+    let config = RunConfig::new(7).end_time(params.end);
+    let skewed = Partition::Map((0..lps).map(|i| usize::from(i >= lps * 3 / 4)).collect());
+    for balance in [false, true] {
+        let name = if balance { "balanced" } else { "static" };
+        group.bench_function(BenchmarkId::new(name, "phold_16384_skewed_2t"), |b| {
+            b.iter(|| {
+                TimeWarp::new(config.clone())
+                    .threads(2)
+                    .partition(skewed.clone())
+                    .load_balancing(balance)
+                    .run(params.build().unwrap(), &mut Discard)
+                    .unwrap()
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, phold, sharks, balancing);
 criterion_main!(benches);

@@ -173,6 +173,10 @@ pub(crate) struct TimewarpArgs {
     /// Events a thread runs between the GVT rounds it starts.
     #[arg(long, value_name = "EVENTS", default_value_t = 2048)]
     pub(crate) gvt_interval: u64,
+    /// Move LPs from the busiest thread to the idlest at GVT when the load is uneven
+    /// (threads only).
+    #[arg(long)]
+    pub(crate) balance: bool,
     /// With `--kernel mpi`: give up (on every rank) when other ranks are silent this long.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     pub(crate) mpi_timeout: f64,

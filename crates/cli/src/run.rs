@@ -182,6 +182,7 @@ fn timewarp_kernel(common: &CommonArgs, config: RunConfig) -> warpsim_timewarp::
             WindowArg::Auto | WindowArg::Off => None,
         })
         .adaptive_window(args.window == WindowArg::Auto)
+        .load_balancing(args.balance)
         .memory(args.memory)
         .gvt_interval(args.gvt_interval)
 }

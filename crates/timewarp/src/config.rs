@@ -165,6 +165,7 @@ pub struct TimeWarp {
     pub(crate) checkpoint_interval: u32,
     pub(crate) window: Option<f64>,
     pub(crate) adaptive_window: bool,
+    pub(crate) load_balancing: bool,
     pub(crate) memory: Option<u64>,
     pub(crate) gvt_interval: u64,
 }
@@ -182,6 +183,7 @@ impl TimeWarp {
             checkpoint_interval: 1,
             window: None,
             adaptive_window: true,
+            load_balancing: false,
             memory: None,
             gvt_interval: 2048,
         }
@@ -229,6 +231,16 @@ impl TimeWarp {
     /// depend on it, only speed.
     pub fn adaptive_window(mut self, on: bool) -> TimeWarp {
         self.adaptive_window = on;
+        self
+    }
+
+    /// Dynamic load balancing on threads (off by default): every 16 GVTs, if the busiest
+    /// worker committed more than 1.15 times the mean since the last look, the most loaded
+    /// of its LPs (by events committed) move, with their whole Time Warp state, to the least
+    /// busy worker, while every worker pauses at that GVT. Results do not depend on it. Not
+    /// used across processes (`run_cluster`).
+    pub fn load_balancing(mut self, on: bool) -> TimeWarp {
+        self.load_balancing = on;
         self
     }
 

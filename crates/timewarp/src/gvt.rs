@@ -55,6 +55,9 @@ struct RoundState<K> {
     gvt: K,
     /// External mode: the minimum of the last completed round, until the gateway takes it.
     result: Option<K>,
+    /// Load-balancing migrations decided so far; published with the GVT (see
+    /// [`GvtShared::request_migration`]).
+    migrations: u64,
 }
 
 /// The protocol's shared state. `K` is the timestamp type (an event key in the kernel).
@@ -66,6 +69,8 @@ pub(crate) struct GvtShared<K> {
     external: bool,
     /// External mode: a worker asked for a round.
     requested: AtomicBool,
+    /// A worker asked for LPs to migrate at the next published GVT.
+    want_migration: AtomicBool,
     /// A round is in progress.
     flag: AtomicBool,
     /// Number of the latest round started.
@@ -107,6 +112,7 @@ impl<K: Copy + Ord> GvtShared<K> {
             max,
             external: false,
             requested: AtomicBool::new(false),
+            want_migration: AtomicBool::new(false),
             flag: AtomicBool::new(false),
             round: AtomicU64::new(0),
             version: AtomicU64::new(0),
@@ -116,6 +122,7 @@ impl<K: Copy + Ord> GvtShared<K> {
                 min: max,
                 gvt: start,
                 result: None,
+                migrations: 0,
             }),
         }
     }
@@ -216,6 +223,9 @@ impl<K: Copy + Ord> GvtShared<K> {
             // Workers bound their keys by a prefix (see `worker::order`), so a round can find
             // a smaller `seq` at the same time than the last; the last GVT is still valid.
             state.gvt = state.gvt.max(state.min);
+            if self.want_migration.swap(false, Ordering::SeqCst) {
+                state.migrations += 1;
+            }
             self.version.fetch_add(1, Ordering::SeqCst);
             self.flag.store(false, Ordering::SeqCst);
             Some(state.gvt)
@@ -224,16 +234,33 @@ impl<K: Copy + Ord> GvtShared<K> {
         }
     }
 
-    /// The GVT, if a newer one was published since this port last looked.
+    /// The GVT, if a newer one was published since this port last looked, and the number of
+    /// migrations decided with it.
     #[inline]
-    pub(crate) fn poll(&self, port: &mut GvtPort<K>) -> Option<K> {
+    pub(crate) fn poll(&self, port: &mut GvtPort<K>) -> Option<(K, u64)> {
         let version = self.version.load(Ordering::SeqCst);
         if version == port.seen_version {
             return None;
         }
         let state = lock_state(&self.state);
         port.seen_version = self.version.load(Ordering::SeqCst);
-        Some(state.gvt)
+        Some((state.gvt, state.migrations))
+    }
+
+    /// Asks for a migration, decided atomically with the next published GVT: every worker
+    /// sees it with the same GVT, and no later GVT can be published before every worker has
+    /// seen it (the next round needs everyone's report, and a migrating worker does not
+    /// report until the migration is over).
+    pub(crate) fn request_migration(&self) {
+        self.want_migration.store(true, Ordering::SeqCst);
+    }
+
+    /// Abandons the round in progress, if any. Only while every worker is stopped (in a
+    /// migration, between barriers) and every message has been absorbed: then every event
+    /// is inside an LP, so the next round, which everyone reports in afresh, covers it.
+    pub(crate) fn abort_round(&self) {
+        let _state = lock_state(&self.state);
+        self.flag.store(false, Ordering::SeqCst);
     }
 
     /// External mode: whether a worker asked for a round since the last call.
@@ -244,6 +271,11 @@ impl<K: Copy + Ord> GvtShared<K> {
     /// External mode: the minimum of the round that just completed, once.
     pub(crate) fn take_result(&self) -> Option<K> {
         lock_state(&self.state).result.take()
+    }
+
+    /// Migrations decided so far (see [`GvtShared::request_migration`]).
+    pub(crate) fn migrations(&self) -> u64 {
+        lock_state(&self.state).migrations
     }
 
     /// The last published GVT.

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize};
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;
 
@@ -18,7 +18,7 @@ use crate::gvt::GvtShared;
 use crate::stats::{ThreadStats, TimeWarpStats};
 use crate::worker::{
     Gauge, LpState, Settings, Shared, StopInfo, Summary, ToCoordinator, Worker, WorkerParts,
-    key_max,
+    key_max, route_entry,
 };
 
 impl Kernel for TimeWarp {
@@ -96,11 +96,11 @@ impl TimeWarp {
 
         // Spread the LPs over the workers.
         let threads = self.threads;
-        let mut route: Vec<(u32, u32)> = Vec::with_capacity(states.len());
+        let mut route: Vec<AtomicU64> = Vec::with_capacity(states.len());
         let mut owned: Vec<Vec<LpState<M>>> = (0..threads).map(|_| Vec::new()).collect();
         for (index, ((model, meta), pending)) in states.into_iter().zip(pending).enumerate() {
             let worker = self.partition.owner(index, n_lps as usize, threads);
-            route.push((worker as u32, owned[worker].len() as u32));
+            route.push(route_entry(worker as u32, owned[worker].len() as u32));
             owned[worker].push(LpState::new(LpId::new(index as u32), model, meta, pending));
         }
         let settings = self.settings(n_lps);
@@ -111,9 +111,14 @@ impl TimeWarp {
             gauges: (0..threads).map(|_| Gauge::default()).collect(),
             barrier: Barrier::new(threads),
             landed: Barrier::new(threads),
+            plan: Mutex::new(None),
+            migration_barrier: Barrier::new(threads),
+            in_flight: AtomicI64::new(0),
+            finishing: AtomicUsize::new(0),
         };
         let (senders, receivers): (Vec<_>, Vec<_>) =
             (0..threads).map(|_| crossbeam_channel::unbounded()).unzip();
+        let transfer = Mutex::new(Vec::new());
         let (to_coordinator, from_workers) = crossbeam_channel::unbounded();
 
         let mut summaries: Vec<Option<Box<Summary>>> = (0..threads).map(|_| None).collect();
@@ -129,6 +134,7 @@ impl TimeWarp {
                     inbox,
                     peers: senders.clone(),
                     to_coordinator: to_coordinator.clone(),
+                    transfer: &transfer,
                 };
                 std::thread::Builder::new()
                     .name(format!("timewarp-{index}"))
@@ -179,6 +185,8 @@ impl TimeWarp {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let summaries: Vec<Summary> = summaries.into_iter().flatten().map(|s| *s).collect();
         let rounds = shared.gvt.rounds();
+        let mut stats = stats;
+        stats.migrations = shared.gvt.migrations();
         assemble(
             report,
             stats,
@@ -202,6 +210,7 @@ impl TimeWarp {
             adaptive_window: self.adaptive_window && self.window.is_none(),
             memory: self.memory,
             gvt_interval: self.gvt_interval,
+            balance: self.load_balancing && self.threads > 1,
             end_time: self.config.end_time,
             n_lps,
         }
@@ -320,6 +329,7 @@ where
         stats.window_stalls += counters.window_stalls;
         stats.memory_stalls += counters.memory_stalls;
         stats.peak_memory_bytes += counters.peak_bytes;
+        stats.lps_migrated += counters.lps_received;
         stats.per_thread.push(ThreadStats {
             lps: summary.lps,
             committed: counters.committed,

@@ -64,6 +64,9 @@
 //! finishes. A budget smaller than the pending events alone stops the run with an error
 //! naming `--memory`.
 //!
+//! **Load balancing** (optional, [`TimeWarp::load_balancing`]): at GVT, the most loaded LPs of
+//! the busiest worker move, with their whole optimistic state, to the idlest one.
+//!
 //! **Limits.** `RunConfig::max_events` and critical-path analysis are refused with
 //! [`SimError::Config`](warpsim_core::SimError::Config): use an end time, and the sequential
 //! kernel for the critical path (it commits the same events).

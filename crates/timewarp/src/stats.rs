@@ -77,6 +77,10 @@ pub struct TimeWarpStats {
     pub peak_memory_bytes: u64,
     /// Per-thread figures.
     pub per_thread: Vec<ThreadStats>,
+    /// Load-balancing migrations (each moves LPs from the busiest worker to the idlest).
+    pub migrations: u64,
+    /// LPs moved by them.
+    pub lps_migrated: u64,
 }
 
 impl fmt::Display for TimeWarpStats {

@@ -32,7 +32,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
 
@@ -197,6 +197,8 @@ pub(crate) struct LpState<M: LogicalProcess> {
     in_held: bool,
     in_deferred: bool,
     in_withdrawn: bool,
+    /// Events committed since the last migration (what load balancing moves).
+    load: u64,
 }
 
 impl<M: LogicalProcess> LpState<M> {
@@ -225,6 +227,7 @@ impl<M: LogicalProcess> LpState<M> {
             in_held: false,
             in_deferred: false,
             in_withdrawn: false,
+            load: 0,
         }
     }
 
@@ -245,6 +248,8 @@ pub(crate) struct Settings {
     pub(crate) adaptive_window: bool,
     pub(crate) memory: Option<u64>,
     pub(crate) gvt_interval: u64,
+    /// Dynamic load balancing (threads only).
+    pub(crate) balance: bool,
     pub(crate) end_time: f64,
     pub(crate) n_lps: u32,
 }
@@ -264,6 +269,8 @@ pub(crate) struct StopInfo<O> {
 pub(crate) struct Gauge {
     pub(crate) total: AtomicU64,
     pub(crate) pending: AtomicU64,
+    /// Events committed so far (load balancing reads it).
+    pub(crate) committed: AtomicU64,
 }
 
 /// State shared by all workers and the coordinator.
@@ -278,6 +285,14 @@ pub(crate) struct Shared<O> {
     /// A distributed run's gateway has delivered every message still in flight between
     /// ranks (on threads alone, the second wait costs nothing that matters).
     pub(crate) landed: Barrier,
+    /// Load balancing: the planned move (from, to, load to shift), the workers' barrier for
+    /// migrations, and messages between workers not yet absorbed (counted only when
+    /// balancing, to find quiescence).
+    pub(crate) plan: Mutex<Option<(usize, usize, u64)>>,
+    pub(crate) migration_barrier: Barrier,
+    pub(crate) in_flight: AtomicI64,
+    /// Workers that have left their loop (load balancing's finishing handshake).
+    pub(crate) finishing: AtomicUsize,
 }
 
 impl<O> Shared<O> {
@@ -319,6 +334,8 @@ pub(crate) struct Counters {
     pub(crate) memory_stalls: u64,
     pub(crate) peak_bytes: u64,
     pub(crate) peak_pending: usize,
+    /// LPs this worker received in migrations.
+    pub(crate) lps_received: u64,
 }
 
 /// What a worker hands the coordinator.
@@ -347,7 +364,22 @@ pub(crate) struct Summary {
 }
 
 /// Where each LP lives: (worker, index in that worker's LPs).
-pub(crate) type Route = [(u32, u32)];
+/// Where each LP lives: (worker, index in that worker's LPs), packed in one atomic because
+/// load balancing moves LPs (only while every worker is stopped in a migration, between
+/// barriers, which order the stores before anyone reads again).
+pub(crate) type Route = [AtomicU64];
+
+/// A route entry.
+pub(crate) fn route_entry(worker: u32, index: u32) -> AtomicU64 {
+    AtomicU64::new((u64::from(worker) << 32) | u64::from(index))
+}
+
+/// Reads LP `lp`'s route entry.
+#[inline]
+pub(crate) fn route_of(route: &Route, lp: usize) -> (u32, u32) {
+    let packed = route[lp].load(Ordering::Relaxed);
+    ((packed >> 32) as u32, packed as u32)
+}
 
 /// One worker thread.
 pub(crate) struct Worker<'a, M: LogicalProcess> {
@@ -397,7 +429,23 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     trace: TraceHash,
     last_commit: f64,
     counters: Counters,
+    /// Load balancing: migrations done, the GVTs seen since the last decision (worker 0),
+    /// each worker's committed count at the last decision (worker 0), and LPs in transit.
+    migrations_done: u64,
+    /// Early antimessages kept by the source of a migration for its remaining LPs.
+    pending_antis: Vec<(LpId, EventKey)>,
+    gvts_since_balance: u32,
+    load_marks: Vec<u64>,
+    transfer: &'a Mutex<Vec<Transfer<M>>>,
 }
+
+/// An LP on its way from one worker to another, with the antimessages that wait for it.
+pub(crate) type Transfer<M> = (LpState<M>, Vec<EventKey>);
+
+/// GVTs between two load-balancing decisions, and the smallest imbalance acted on (the
+/// busiest worker's load over the mean).
+const BALANCE_EVERY: u32 = 16;
+const IMBALANCE: f64 = 1.15;
 
 /// What a worker starts with.
 pub(crate) struct WorkerParts<'a, M: LogicalProcess> {
@@ -409,6 +457,7 @@ pub(crate) struct WorkerParts<'a, M: LogicalProcess> {
     pub(crate) inbox: Receiver<Vec<Msg<M::Event>>>,
     pub(crate) peers: Vec<Sender<Vec<Msg<M::Event>>>>,
     pub(crate) to_coordinator: Sender<ToCoordinator<M::Output>>,
+    pub(crate) transfer: &'a Mutex<Vec<Transfer<M>>>,
 }
 
 impl<'a, M: LogicalProcess> Worker<'a, M> {
@@ -453,6 +502,11 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             trace: TraceHash::default(),
             last_commit: 0.0,
             counters: Counters::default(),
+            migrations_done: 0,
+            pending_antis: Vec::new(),
+            gvts_since_balance: 0,
+            load_marks: Vec::new(),
+            transfer: parts.transfer,
         };
         for l in 0..worker.lps.len() {
             worker.resched(l);
@@ -472,10 +526,14 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             if let Some(round) = self.shared.gvt.must_report(&self.port) {
                 self.report(round);
             }
-            if let Some(gvt) = self.shared.gvt.poll(&mut self.port)
-                && self.new_gvt(gvt)
-            {
-                break;
+            if let Some((gvt, migrations)) = self.shared.gvt.poll(&mut self.port) {
+                if self.new_gvt(gvt) {
+                    // `finish` still takes part in a migration published with this GVT.
+                    break;
+                }
+                if migrations != self.migrations_done {
+                    self.migrate();
+                }
             }
             let executed = self.execute_slice();
             self.flush_all();
@@ -918,7 +976,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     // ----- messages ----------------------------------------------------------------------
 
     fn transmit(&mut self, msg: Msg<M::Event>) {
-        let (worker, _) = self.route[msg.dest().index()];
+        let (worker, _) = route_of(self.route, msg.dest().index());
         let worker = worker as usize;
         if worker == self.index {
             if self.local.is_empty() && matches!(msg, Msg::Event { .. }) {
@@ -950,6 +1008,11 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         let stamp = batch.iter().map(Msg::stamp).min().unwrap_or_else(key_max);
         // A closed inbox means its worker has finished, which happens only once nothing can
         // reach it that matters (after the final barrier).
+        if self.settings.balance {
+            self.shared
+                .in_flight
+                .fetch_add(batch.len() as i64, Ordering::SeqCst);
+        }
         let _ = self.peers[worker].send(batch);
         self.shared.gvt.note_send(&mut self.port, stamp);
     }
@@ -967,6 +1030,11 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     }
 
     fn absorb(&mut self, mut batch: Vec<Msg<M::Event>>) {
+        if self.settings.balance {
+            self.shared
+                .in_flight
+                .fetch_sub(batch.len() as i64, Ordering::SeqCst);
+        }
         for msg in batch.drain(..) {
             self.apply(msg);
         }
@@ -983,7 +1051,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
 
     /// Applies one message to its LP (ground rule 4).
     fn apply(&mut self, msg: Msg<M::Event>) {
-        let (_, l) = self.route[msg.dest().index()];
+        let (_, l) = route_of(self.route, msg.dest().index());
         let l = l as usize;
         match msg {
             Msg::Event { key, event, .. } => {
@@ -1139,6 +1207,14 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         if gvt == key_max() || gvt.time.as_f64() >= self.settings.end_time {
             return true;
         }
+        if self.settings.balance {
+            self.shared.gauges[self.index]
+                .committed
+                .store(self.counters.committed, Ordering::Relaxed);
+            if self.index == 0 {
+                self.consider_balancing();
+            }
+        }
         for &l in &self.failed_lps {
             let lp = &mut self.lps[l as usize];
             if let Some(failure) = lp.failed.as_mut()
@@ -1176,6 +1252,236 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             }
         }
         false
+    }
+
+    /// Worker 0, every [`BALANCE_EVERY`] GVTs: if the busiest worker committed more than
+    /// [`IMBALANCE`] times the mean since the last decision, plans to move load from it to
+    /// the least busy one and asks for a migration with the next GVT.
+    fn consider_balancing(&mut self) {
+        self.gvts_since_balance += 1;
+        if self.gvts_since_balance < BALANCE_EVERY {
+            return;
+        }
+        self.gvts_since_balance = 0;
+        let now: Vec<u64> = self
+            .shared
+            .gauges
+            .iter()
+            .map(|gauge| gauge.committed.load(Ordering::Relaxed))
+            .collect();
+        if self.load_marks.len() != now.len() {
+            self.load_marks = vec![0; now.len()];
+        }
+        let loads: Vec<u64> = now
+            .iter()
+            .zip(&self.load_marks)
+            .map(|(now, mark)| now.saturating_sub(*mark))
+            .collect();
+        self.load_marks = now;
+        let total: u64 = loads.iter().sum();
+        if loads.len() < 2 || total < 256 {
+            return;
+        }
+        let mean = total as f64 / loads.len() as f64;
+        let (from, &busiest) = loads
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, load)| **load)
+            .expect("at least two workers");
+        let (to, &idlest) = loads
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, load)| **load)
+            .expect("at least two workers");
+        if (busiest as f64) < IMBALANCE * mean || from == to {
+            return;
+        }
+        let amount = (busiest as f64 - mean).min(mean - idlest as f64) as u64;
+        *self
+            .shared
+            .plan
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((from, to, amount));
+        self.shared.gvt.request_migration();
+    }
+
+    /// Moves LPs between workers (every worker calls it, with the same published plan).
+    ///
+    /// # Ground rules
+    ///
+    /// 1. Quiescence first: flush, barrier, absorb, flush, barrier, read the count of
+    ///    messages between workers not yet absorbed, barrier; repeat until it is zero
+    ///    (absorbing can roll back and send antimessages). Then every event and message is
+    ///    inside an LP record, and nobody sends until the end.
+    /// 2. The GVT round in progress, if any, is abandoned: its reports may not cover an LP
+    ///    that moves. The next round starts afresh, after the move.
+    /// 3. The source worker hands over whole LP records (processed lists, saves, logs,
+    ///    deferred and withdrawn events, failures, holds) and the early antimessages that
+    ///    wait for them; both workers then rebuild their indices (heap, lists, counts, route).
+    /// 4. A last barrier orders the route updates before any worker reads a route again.
+    fn migrate(&mut self) {
+        let barrier = &self.shared.migration_barrier;
+        loop {
+            self.flush_all();
+            barrier.wait();
+            self.absorb_inbox();
+            self.drain_local();
+            self.flush_all();
+            barrier.wait();
+            let unabsorbed = self.shared.in_flight.load(Ordering::SeqCst);
+            barrier.wait();
+            if unabsorbed == 0 {
+                break;
+            }
+        }
+        if self.index == 0 {
+            self.shared.gvt.abort_round();
+        }
+        let plan = *self
+            .shared
+            .plan
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((from, _, amount)) = plan
+            && from == self.index
+        {
+            let moving = self.extract(amount);
+            self.transfer
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(moving);
+        }
+        barrier.wait();
+        if let Some((from, to, _)) = plan {
+            if to == self.index {
+                let arriving = std::mem::take(
+                    &mut *self
+                        .transfer
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner),
+                );
+                self.counters.lps_received += arriving.len() as u64;
+                let mut antis = Vec::new();
+                for (lp, waiting) in arriving {
+                    antis.extend(waiting.into_iter().map(|key| (lp.id, key)));
+                    self.lps.push(lp);
+                }
+                self.rebuild(antis);
+            } else if from == self.index {
+                self.rebuild(Vec::new());
+            }
+        }
+        for lp in &mut self.lps {
+            lp.load = 0;
+        }
+        self.migrations_done += 1;
+        barrier.wait();
+    }
+
+    /// Source side of a migration: takes LPs, most loaded first, until about `amount` of
+    /// load has left (keeping at least one LP). Returns them with their early antimessages.
+    fn extract(&mut self, amount: u64) -> Vec<Transfer<M>> {
+        let mut order: Vec<usize> = (0..self.lps.len()).collect();
+        order.sort_by_key(|&l| std::cmp::Reverse(self.lps[l].load));
+        let mut chosen = Vec::new();
+        let mut moved = 0;
+        for l in order {
+            if moved >= amount || chosen.len() + 1 >= self.lps.len() {
+                break;
+            }
+            moved += self.lps[l].load;
+            chosen.push(l);
+        }
+        // Early antimessages by LP id, since indices change below.
+        let waiting: Vec<(LpId, EventKey)> = std::mem::take(&mut self.early_antis)
+            .into_iter()
+            .map(|(l, key)| (self.lps[l as usize].id, key))
+            .collect();
+        chosen.sort_unstable_by(|a, b| b.cmp(a));
+        let mut moving = Vec::with_capacity(chosen.len());
+        for l in chosen {
+            let lp = self.lps.swap_remove(l);
+            moving.push(lp);
+        }
+        let mut transfers: Vec<Transfer<M>> = moving
+            .into_iter()
+            .map(|lp| {
+                let keys = waiting
+                    .iter()
+                    .filter(|(id, _)| *id == lp.id)
+                    .map(|(_, key)| *key)
+                    .collect();
+                (lp, keys)
+            })
+            .collect();
+        let staying: Vec<(LpId, EventKey)> = waiting
+            .into_iter()
+            .filter(|(id, _)| !transfers.iter().any(|(lp, _)| lp.id == *id))
+            .collect();
+        self.pending_antis = staying;
+        transfers.shrink_to_fit();
+        transfers
+    }
+
+    /// Rebuilds every index over this worker's LPs after a migration changed them: the
+    /// route entries, the LP heap, the lists of LPs in each state, the size counts, and
+    /// the early antimessages (`extra`, by LP id, plus any kept by [`Worker::extract`]).
+    fn rebuild(&mut self, extra: Vec<(LpId, EventKey)>) {
+        self.heap = IndexedHeap::with_capacity(self.lps.len());
+        self.dirty.clear();
+        self.deferred_lps.clear();
+        self.withdrawn_lps.clear();
+        self.failed_lps.clear();
+        self.held_lps.clear();
+        (
+            self.n_pending,
+            self.n_records,
+            self.n_effects,
+            self.n_deferred,
+            self.n_withdrawn,
+            self.n_outputs,
+        ) = (0, 0, 0, 0, 0, 0);
+        let mut index_of = std::collections::HashMap::with_capacity(self.lps.len());
+        for (l, lp) in self.lps.iter_mut().enumerate() {
+            self.route[lp.id.index()]
+                .store((self.index as u64) << 32 | l as u64, Ordering::Relaxed);
+            index_of.insert(lp.id, l as u32);
+            lp.heap_handle = None;
+            lp.in_held = false;
+            if lp.in_dirty {
+                self.dirty.push(l as u32);
+            }
+            if lp.in_deferred {
+                self.deferred_lps.push(l as u32);
+            }
+            if lp.in_withdrawn {
+                self.withdrawn_lps.push(l as u32);
+            }
+            if lp.failed.is_some() {
+                self.failed_lps.push(l as u32);
+            }
+            self.n_pending += lp.pending.len();
+            self.n_records += lp.processed.len();
+            self.n_effects += lp.effects.len();
+            self.n_deferred += lp.deferred.len();
+            self.n_withdrawn += lp.withdrawn.len();
+            self.n_outputs += lp.processed.iter().map(|r| r.outputs.len()).sum::<usize>();
+        }
+        let kept = std::mem::take(&mut self.pending_antis);
+        if !kept.is_empty() || !extra.is_empty() || !self.early_antis.is_empty() {
+            let current: Vec<(LpId, EventKey)> = std::mem::take(&mut self.early_antis)
+                .into_iter()
+                .map(|(l, key)| (self.lps[l as usize].id, key))
+                .collect();
+            for (id, key) in current.into_iter().chain(kept).chain(extra) {
+                if let Some(&l) = index_of.get(&id) {
+                    self.early_antis.insert((l, key));
+                }
+            }
+        }
+        for l in 0..self.lps.len() {
+            self.resched(l);
+        }
     }
 
     /// Adapts the optimism window to the waste since the last GVT (see
@@ -1239,6 +1545,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             for record in lp.processed.range_mut(start..end) {
                 self.trace.add(&record.key, lp.id);
                 self.counters.committed += 1;
+                lp.load += 1;
                 self.last_commit = self.last_commit.max(record.key.time.as_f64());
                 self.n_outputs -= record.outputs.len();
                 for output in record.outputs.drain(..) {
@@ -1336,6 +1643,23 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
 
     /// The last steps: commit what is final, let every message land, count what is left.
     fn finish(mut self) {
+        if self.settings.balance {
+            // A migration may be published with the GVT this worker stopped at, or with a
+            // round it reported in before it stopped: every worker must take part, so wait
+            // here, migrating when asked, until every worker is finishing. Once all are, no
+            // round can complete, so no migration can be published any more.
+            self.shared.finishing.fetch_add(1, Ordering::SeqCst);
+            loop {
+                if self.shared.gvt.migrations() != self.migrations_done {
+                    self.migrate();
+                    continue;
+                }
+                if self.shared.finishing.load(Ordering::SeqCst) == self.shared.gauges.len() {
+                    break;
+                }
+                std::thread::sleep(IDLE_WAIT);
+            }
+        }
         let bound = self.shared.stop_key().unwrap_or_else(key_max);
         self.commit_below(bound);
         self.flush_all();

@@ -61,3 +61,92 @@ fn drained_runs_match_the_sequential_kernel() {
         });
     }
 }
+
+/// Dynamic load balancing moves LPs, with their whole optimistic state, between workers while
+/// the run goes on; what commits must not change. A skewed partition (most LPs on worker 0)
+/// makes the balancer act.
+#[test]
+fn load_balancing_keeps_the_committed_events() {
+    use common::{sequential, timewarp};
+    use warpsim_core::RunConfig;
+    use warpsim_timewarp::{Cancellation, Partition, TimeWarp};
+
+    fn skewed(lps: usize, threads: usize) -> Partition {
+        // Three quarters of the LPs on worker 0, the rest spread over the others.
+        Partition::Map(
+            (0..lps)
+                .map(|i| {
+                    if i < lps * 3 / 4 {
+                        0
+                    } else {
+                        1 + i % (threads - 1)
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    let mut migrations = 0;
+    let mut moved = 0;
+    for seed in 0..seeds() / 2 {
+        for threads in [2, 3] {
+            let cancellation = if seed % 2 == 0 {
+                Cancellation::Lazy
+            } else {
+                Cancellation::Aggressive
+            };
+            let params = PholdParams {
+                lps: 64,
+                end: 40.0,
+                remote: 0.5,
+                ..PholdParams::default()
+            };
+            let config = RunConfig::new(seed).end_time(params.end);
+            let (expected, _) = sequential(config.clone(), params.build().unwrap());
+            let expected = expected.unwrap();
+            let kernel = TimeWarp::new(config.clone())
+                .threads(threads)
+                .partition(skewed(64, threads))
+                .cancellation(cancellation)
+                .checkpoint_interval(1 + (seed % 3) as u32)
+                .gvt_interval(16)
+                .load_balancing(true);
+            let (result, _, stats) = timewarp(&kernel, params.build().unwrap());
+            let report = result.unwrap();
+            assert_eq!(
+                report.trace_hash, expected.trace_hash,
+                "phold seed {seed} {threads} threads\n{stats}"
+            );
+            assert_eq!(report.events_committed, expected.events_committed);
+            assert_eq!(report.pending_at_end, expected.pending_at_end);
+            migrations += stats.migrations;
+            moved += stats.lps_migrated;
+
+            // Cancels, reschedules and outputs, moved mid-run.
+            let config = RunConfig::new(seed).end_time(8.0);
+            let (expected, expected_outputs) =
+                sequential(config.clone(), vec![Chaos::default(); 16]);
+            let expected = expected.unwrap();
+            let kernel = TimeWarp::new(config)
+                .threads(threads)
+                .partition(skewed(16, threads))
+                .cancellation(cancellation)
+                .gvt_interval(4)
+                .load_balancing(true);
+            let (result, outputs, stats) = timewarp(&kernel, vec![Chaos::default(); 16]);
+            let report = result.unwrap();
+            assert_eq!(
+                report.trace_hash, expected.trace_hash,
+                "chaos seed {seed} {threads} threads\n{stats}"
+            );
+            assert_eq!(report.pending_at_end, expected.pending_at_end);
+            assert!(
+                outputs == expected_outputs,
+                "chaos seed {seed}: outputs differ"
+            );
+            migrations += stats.migrations;
+            moved += stats.lps_migrated;
+        }
+    }
+    assert!(migrations > 0 && moved > 0, "the balancer never acted");
+}

@@ -50,7 +50,7 @@ pub use loopback::{Loopback, loopback};
 pub use transport::{Arrived, Transport, TransportError};
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
@@ -68,7 +68,7 @@ use crate::kernel::{Initialised, assemble, initialise};
 use crate::stats::TimeWarpStats;
 use crate::worker::{
     Counters, Gauge, LpState, Msg, Shared, StopInfo, Summary, ToCoordinator, Worker, WorkerParts,
-    key_max,
+    key_max, route_entry, route_of,
 };
 
 /// The longest a rank waits between two GVT rounds when no worker asks for one.
@@ -170,7 +170,7 @@ fn cluster_error(error: impl std::fmt::Display) -> SimError {
 struct Gate<'a, E, O> {
     rank: usize,
     threads: usize,
-    route: &'a [(u32, u32)],
+    route: &'a [AtomicU64],
     peers: &'a [Sender<Vec<Msg<E>>>],
     gvt: &'a GvtShared<EventKey>,
     port: GvtPort<EventKey>,
@@ -212,10 +212,11 @@ impl<E: DeserializeOwned, O: DeserializeOwned> Gate<'_, E, O> {
                 self.total_received += 1;
                 self.newest_seen = self.newest_seen.max(epoch);
                 for msg in msgs {
-                    let worker = self
-                        .route
-                        .get(msg.dest().index())
-                        .map_or(usize::MAX, |&(worker, _)| worker as usize);
+                    let worker = if msg.dest().index() < self.route.len() {
+                        route_of(self.route, msg.dest().index()).0 as usize
+                    } else {
+                        usize::MAX
+                    };
                     if worker >= self.threads {
                         let dest = msg.dest();
                         self.fault.get_or_insert_with(|| {
@@ -388,16 +389,16 @@ impl TimeWarp {
             };
 
         // Ground rule 1: placement. Another rank's LP routes to the gateway, `threads`.
-        let mut route: Vec<(u32, u32)> = Vec::with_capacity(states.len());
+        let mut route: Vec<AtomicU64> = Vec::with_capacity(states.len());
         let mut owned: Vec<Vec<LpState<M>>> = (0..threads).map(|_| Vec::new()).collect();
         for (index, ((model, meta), pending)) in states.into_iter().zip(pending).enumerate() {
             let global = self.partition.owner(index, n_lps as usize, threads * ranks);
             let (owner, worker) = (global / threads, global % threads);
             if owner == rank {
-                route.push((worker as u32, owned[worker].len() as u32));
+                route.push(route_entry(worker as u32, owned[worker].len() as u32));
                 owned[worker].push(LpState::new(LpId::new(index as u32), model, meta, pending));
             } else {
-                route.push((threads as u32, owner as u32));
+                route.push(route_entry(threads as u32, owner as u32));
             }
         }
         let settings = self.settings(n_lps);
@@ -408,10 +409,15 @@ impl TimeWarp {
             gauges: (0..threads).map(|_| Gauge::default()).collect(),
             barrier: Barrier::new(threads + 1),
             landed: Barrier::new(threads + 1),
+            plan: Mutex::new(None),
+            migration_barrier: Barrier::new(threads),
+            in_flight: AtomicI64::new(0),
+            finishing: AtomicUsize::new(0),
         };
         let (senders, receivers): (Vec<_>, Vec<_>) = (0..=threads)
             .map(|_| crossbeam_channel::unbounded())
             .unzip();
+        let transfer = Mutex::new(Vec::new());
         let (to_coordinator, from_workers) = crossbeam_channel::unbounded();
 
         let mut receivers = receivers;
@@ -429,6 +435,7 @@ impl TimeWarp {
                     inbox,
                     peers: senders.clone(),
                     to_coordinator: to_coordinator.clone(),
+                    transfer: &transfer,
                 };
                 std::thread::Builder::new()
                     .name(format!("timewarp-{rank}-{index}"))
@@ -700,7 +707,7 @@ where
 
     fn route_out(&mut self, batch: Vec<Msg<M::Event>>) {
         for msg in batch {
-            let (_, owner) = self.gate.route[msg.dest().index()];
+            let (_, owner) = route_of(self.gate.route, msg.dest().index());
             self.out[owner as usize].push(msg);
         }
     }
