@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{Canceller, Chaos, Countdown, check_cluster_equivalent, cluster, seeds};
-use warpsim_core::{Ctx, Kernel, LogicalProcess, LpId, RunConfig, Sequential};
+use common::{Canceller, Chaos, Countdown, Misbehave, check_cluster_equivalent, cluster, seeds};
+use warpsim_core::{Kernel, RunConfig, Sequential};
 use warpsim_models::pets::{PetsParams, Style};
 use warpsim_models::phold::PholdParams;
 use warpsim_models::sharks::{CancelStyle, RandomPopulation, SharksParams};
@@ -132,38 +132,6 @@ fn a_rank_that_never_joins_ends_the_run_with_a_timeout() {
         kernel.run_cluster(params.build().unwrap(), &mut Discard, &mut transports[0], 7);
     let error = result.unwrap_err().error.to_string();
     assert!(error.contains("did a rank die"), "{error}");
-}
-
-/// Ticks once per time unit on every LP and pings a neighbour; at time 3 LP `bad` misbehaves
-/// (a bad delay, or a panic).
-#[derive(Clone)]
-struct Misbehave {
-    bad: u32,
-    panic: bool,
-}
-
-impl LogicalProcess for Misbehave {
-    type Event = u32;
-    type Output = (u32, f64);
-    fn init(&mut self, ctx: &mut Ctx<Self>) {
-        ctx.schedule(1.0, 0);
-    }
-    fn on_event(&mut self, hop: u32, ctx: &mut Ctx<Self>) {
-        let me = ctx.me().get();
-        ctx.emit((me, ctx.now().as_f64()));
-        if me == self.bad && ctx.now().as_f64() == 3.0 && hop == 0 {
-            if self.panic {
-                panic!("model bug at {}", ctx.now());
-            }
-            ctx.schedule(f64::NAN, 0);
-            return;
-        }
-        if hop == 0 {
-            ctx.schedule(1.0, 0);
-            let next = LpId::new((me + 1) % ctx.n_lps());
-            ctx.send(next, 0.25, 1);
-        }
-    }
 }
 
 #[test]

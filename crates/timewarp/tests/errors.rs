@@ -4,41 +4,9 @@
 
 mod common;
 
-use common::{sequential, timewarp};
+use common::{Misbehave, sequential, timewarp};
 use warpsim_core::{Ctx, Discard, Kernel, LogicalProcess, LpId, RunConfig, SimError};
 use warpsim_timewarp::{Cancellation, TimeWarp};
-
-/// Ticks once per time unit on every LP and pings a neighbour; at time 3 LP `bad` misbehaves
-/// (a bad delay, or a panic).
-#[derive(Clone)]
-struct Misbehave {
-    bad: u32,
-    panic: bool,
-}
-
-impl LogicalProcess for Misbehave {
-    type Event = u32;
-    type Output = (u32, f64);
-    fn init(&mut self, ctx: &mut Ctx<Self>) {
-        ctx.schedule(1.0, 0);
-    }
-    fn on_event(&mut self, hop: u32, ctx: &mut Ctx<Self>) {
-        let me = ctx.me().get();
-        ctx.emit((me, ctx.now().as_f64()));
-        if me == self.bad && ctx.now().as_f64() == 3.0 && hop == 0 {
-            if self.panic {
-                panic!("model bug at {}", ctx.now());
-            }
-            ctx.schedule(f64::NAN, 0);
-            return;
-        }
-        if hop == 0 {
-            ctx.schedule(1.0, 0);
-            let next = LpId::new((me + 1) % ctx.n_lps());
-            ctx.send(next, 0.25, 1);
-        }
-    }
-}
 
 #[test]
 fn real_errors_match_the_sequential_kernel() {

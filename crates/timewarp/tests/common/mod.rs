@@ -383,3 +383,35 @@ where
     }
     rollbacks
 }
+
+/// Ticks once per time unit on every LP and pings a neighbour; at time 3 LP `bad` misbehaves
+/// (a bad delay, or a panic).
+#[derive(Clone)]
+pub struct Misbehave {
+    pub bad: u32,
+    pub panic: bool,
+}
+
+impl LogicalProcess for Misbehave {
+    type Event = u32;
+    type Output = (u32, f64);
+    fn init(&mut self, ctx: &mut Ctx<Self>) {
+        ctx.schedule(1.0, 0);
+    }
+    fn on_event(&mut self, hop: u32, ctx: &mut Ctx<Self>) {
+        let me = ctx.me().get();
+        ctx.emit((me, ctx.now().as_f64()));
+        if me == self.bad && ctx.now().as_f64() == 3.0 && hop == 0 {
+            if self.panic {
+                panic!("model bug at {}", ctx.now());
+            }
+            ctx.schedule(f64::NAN, 0);
+            return;
+        }
+        if hop == 0 {
+            ctx.schedule(1.0, 0);
+            let next = LpId::new((me + 1) % ctx.n_lps());
+            ctx.send(next, 0.25, 1);
+        }
+    }
+}
