@@ -16,9 +16,11 @@ use warpsim_core::{
 use crate::config::TimeWarp;
 use crate::gvt::GvtShared;
 use crate::stats::{ThreadStats, TimeWarpStats};
+use crossbeam_channel::{Receiver, Sender};
+
 use crate::worker::{
-    Gauge, LpState, Settings, Shared, StopInfo, Summary, ToCoordinator, Worker, WorkerParts,
-    key_max, route_entry,
+    Gauge, LpState, Msg, Route, Settings, Shared, StopInfo, Summary, ToCoordinator, Transfer,
+    Worker, WorkerParts, key_max, route_entry,
 };
 
 impl Kernel for TimeWarp {
@@ -124,24 +126,20 @@ impl TimeWarp {
         let mut summaries: Vec<Option<Box<Summary>>> = (0..threads).map(|_| None).collect();
         let mut delivered: Vec<(EventKey, LpId, M::Output)> = Vec::new();
         std::thread::scope(|scope| {
-            for (index, (lps, inbox)) in owned.into_iter().zip(receivers).enumerate() {
-                let parts = WorkerParts {
-                    index,
-                    lps,
-                    route: &route,
-                    settings: &settings,
-                    shared: &shared,
-                    inbox,
-                    peers: senders.clone(),
-                    to_coordinator: to_coordinator.clone(),
-                    transfer: &transfer,
-                };
-                std::thread::Builder::new()
-                    .name(format!("timewarp-{index}"))
-                    .spawn_scoped(scope, move || Worker::new(parts).run())
-                    .expect("the OS refused to start a worker thread");
-            }
-            drop(to_coordinator);
+            let crew = Crew {
+                route: &route,
+                settings: &settings,
+                shared: &shared,
+                transfer: &transfer,
+            };
+            crew.spawn(
+                scope,
+                "timewarp",
+                owned,
+                receivers,
+                &senders,
+                to_coordinator,
+            );
             // The coordinator: deliver outputs in key order once every worker has committed
             // past them.
             let mut bounds = vec![EventKey::init(LpId::new(0)); threads];
@@ -197,6 +195,46 @@ impl TimeWarp {
             config.end_time,
             started,
         )
+    }
+}
+
+/// What every worker of a run shares, to start them.
+pub(crate) struct Crew<'env, M: LogicalProcess> {
+    pub(crate) route: &'env Route,
+    pub(crate) settings: &'env Settings,
+    pub(crate) shared: &'env Shared<M::Output>,
+    pub(crate) transfer: &'env Mutex<Vec<Transfer<M>>>,
+}
+
+impl<'env, M: LogicalProcess> Crew<'env, M> {
+    /// Starts one worker thread per entry of `owned` (named `{name}-{index}`), each with its
+    /// inbox, and lets go of the coordinator's sender so the coordinator sees when all end.
+    pub(crate) fn spawn<'scope>(
+        &self,
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        name: &str,
+        owned: Vec<Vec<LpState<M>>>,
+        inboxes: Vec<Receiver<Vec<Msg<M::Event>>>>,
+        peers: &[Sender<Vec<Msg<M::Event>>>],
+        to_coordinator: Sender<ToCoordinator<M::Output>>,
+    ) {
+        for (index, (lps, inbox)) in owned.into_iter().zip(inboxes).enumerate() {
+            let parts = WorkerParts {
+                index,
+                lps,
+                route: self.route,
+                settings: self.settings,
+                shared: self.shared,
+                inbox,
+                peers: peers.to_vec(),
+                to_coordinator: to_coordinator.clone(),
+                transfer: self.transfer,
+            };
+            std::thread::Builder::new()
+                .name(format!("{name}-{index}"))
+                .spawn_scoped(scope, move || Worker::new(parts).run())
+                .expect("the OS refused to start a worker thread");
+        }
     }
 }
 

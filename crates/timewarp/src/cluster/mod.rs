@@ -64,11 +64,11 @@ use warpsim_core::{
 
 use crate::config::TimeWarp;
 use crate::gvt::{GvtPort, GvtShared};
-use crate::kernel::{Initialised, assemble, initialise};
+use crate::kernel::{Crew, Initialised, assemble, initialise};
 use crate::stats::TimeWarpStats;
 use crate::worker::{
-    Counters, Gauge, LpState, Msg, Shared, StopInfo, Summary, ToCoordinator, Worker, WorkerParts,
-    key_max, route_entry, route_of,
+    Counters, Gauge, LpState, Msg, Shared, StopInfo, Summary, ToCoordinator, key_max, route_entry,
+    route_of,
 };
 
 /// The longest a rank waits between two GVT rounds when no worker asks for one.
@@ -425,24 +425,20 @@ impl TimeWarp {
             .pop()
             .expect("one channel per worker and the gateway");
         std::thread::scope(|scope| {
-            for (index, (lps, inbox)) in owned.into_iter().zip(receivers).enumerate() {
-                let parts = WorkerParts {
-                    index,
-                    lps,
-                    route: &route,
-                    settings: &settings,
-                    shared: &shared,
-                    inbox,
-                    peers: senders.clone(),
-                    to_coordinator: to_coordinator.clone(),
-                    transfer: &transfer,
-                };
-                std::thread::Builder::new()
-                    .name(format!("timewarp-{rank}-{index}"))
-                    .spawn_scoped(scope, move || Worker::new(parts).run())
-                    .expect("the OS refused to start a worker thread");
-            }
-            drop(to_coordinator);
+            let crew = Crew {
+                route: &route,
+                settings: &settings,
+                shared: &shared,
+                transfer: &transfer,
+            };
+            crew.spawn(
+                scope,
+                &format!("timewarp-{rank}"),
+                owned,
+                receivers,
+                &senders,
+                to_coordinator,
+            );
             let mut gateway: Gateway<'_, '_, M, T> = Gateway {
                 transport,
                 gate: Gate {
