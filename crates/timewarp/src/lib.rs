@@ -80,6 +80,7 @@ pub mod cluster;
 mod config;
 mod gvt;
 mod kernel;
+mod lpheap;
 mod pending;
 mod stats;
 mod worker;

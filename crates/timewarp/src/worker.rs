@@ -36,13 +36,12 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
 
+use crate::gvt::{GvtPort, GvtShared};
+use crate::lpheap::LpHeap;
+use crate::pending::Pending;
 use crossbeam_channel::{Receiver, Sender};
 use warpsim_core::kernel_api::{Effect, LpMeta, panic_message};
 use warpsim_core::{Ctx, EventKey, LogicalProcess, LpId, SimError, Time, TraceHash};
-use warpsim_queue::{Handle, IndexedHeap, PendingSet};
-
-use crate::gvt::{GvtPort, GvtShared};
-use crate::pending::Pending;
 
 /// Messages sent to another worker are batched up to this many before they are flushed
 /// (they are also flushed after every slice of events and whenever the worker waits).
@@ -56,15 +55,6 @@ const WINDOW_EVENTS: f64 = 512.0;
 
 /// How long an idle worker waits for a message before it looks around again.
 const IDLE_WAIT: Duration = Duration::from_micros(50);
-
-/// An event key without its `seq`, as one number in the key's order (times are never
-/// negative, so their bits order like them): the worker's LP heap compares these.
-#[inline]
-fn order(key: EventKey) -> u128 {
-    (u128::from(key.time.as_f64().to_bits()) << 64)
-        | (u128::from(key.age) << 32)
-        | u128::from(key.src.get())
-}
 
 /// The key above every real event: "no event".
 pub(crate) fn key_max() -> EventKey {
@@ -189,7 +179,8 @@ pub(crate) struct LpState<M: LogicalProcess> {
     withdrawn: BTreeMap<EventKey, (M::Event, EventKey)>,
     deferred: Vec<Deferred<M::Event>>,
     failed: Option<Box<Failure<M::Output>>>,
-    heap_handle: Option<Handle>,
+    /// The (time bits, age) this LP's scheduler entry is valid for (see [`LpHeap`]).
+    queued: Option<(u64, u32)>,
     /// After a secondary rollback at this time, events at this time run only at GVT (see
     /// [`Worker::rollback`]).
     hold: Option<Time>,
@@ -221,7 +212,7 @@ impl<M: LogicalProcess> LpState<M> {
             withdrawn: BTreeMap::new(),
             deferred: Vec::new(),
             failed: None,
-            heap_handle: None,
+            queued: None,
             hold: None,
             in_dirty: false,
             in_held: false,
@@ -388,10 +379,8 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     route: &'a Route,
     settings: &'a Settings,
     shared: &'a Shared<M::Output>,
-    /// The LPs with an executable event, by [`order`] of their smallest one. Comparing one
-    /// `u128` instead of a four-field key keeps the heap's sift-down, the kernel's hottest
-    /// loop, several times cheaper.
-    heap: IndexedHeap<u128, u32>,
+    /// The LPs with an executable event, by (time, age) of their smallest one.
+    heap: LpHeap,
     inbox: Receiver<Vec<Msg<M::Event>>>,
     peers: Vec<Sender<Vec<Msg<M::Event>>>>,
     outboxes: Vec<Vec<Msg<M::Event>>>,
@@ -466,7 +455,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         let n_pending = parts.lps.iter().map(|lp| lp.pending.len()).sum();
         let mut worker = Worker {
             index: parts.index,
-            heap: IndexedHeap::with_capacity(parts.lps.len()),
+            heap: LpHeap::new(parts.lps.len()),
             lps: parts.lps,
             route: parts.route,
             settings: parts.settings,
@@ -560,10 +549,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             if !self.local.is_empty() {
                 self.drain_local();
             }
-            let Some((order, &l)) = self.heap.peek() else {
+            let Some((time, l)) = self.next_lp() else {
                 break;
             };
-            let time = f64::from_bits((order >> 64) as u64);
             if time >= self.settings.end_time {
                 break;
             }
@@ -578,11 +566,39 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 break;
             }
             self.horizon = self.horizon.max(time);
-            self.execute(l as usize);
+            self.heap.pop();
+            self.lps[l].queued = None;
+            self.execute(l);
             executed += 1;
         }
         self.since_gvt_start += u64::from(executed);
         executed
+    }
+
+    /// The first LP with an executable event and that event's time, after dropping the
+    /// scheduler's stale entries (see [`LpHeap`]); the LP's entry stays first.
+    fn next_lp(&mut self) -> Option<(f64, usize)> {
+        loop {
+            let (time, age, l) = self.heap.peek()?;
+            let l = l as usize;
+            let lp = &self.lps[l];
+            if lp.queued != Some((time, age)) {
+                self.heap.pop();
+                continue;
+            }
+            let runnable = lp.failed.is_none()
+                && lp.pending.first_key().is_some_and(|key| {
+                    (key.time.as_f64().to_bits(), key.age) == (time, age)
+                        && !(lp.hold == Some(key.time) && key > self.gvt)
+                });
+            if runnable {
+                return Some((f64::from_bits(time), l));
+            }
+            // The LP's first event moved later (or it cannot run): queue it where it is now.
+            self.heap.pop();
+            self.lps[l].queued = None;
+            self.resched(l);
+        }
     }
 
     // ----- execution ---------------------------------------------------------------------
@@ -955,21 +971,16 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 self.held_lps.push(l as u32);
             }
         }
-        match (top, lp.heap_handle) {
-            (Some(key), Some(handle)) => {
-                let order = order(key);
-                if self.heap.get(handle).map(|(current, _)| current) != Some(order) {
-                    let _ = self.heap.reschedule(handle, order);
+        match top {
+            Some(key) => {
+                let want = (key.time.as_f64().to_bits(), key.age);
+                // A later key keeps the entry there is: it surfaces early and is fixed then.
+                if lp.queued.is_none_or(|queued| want < queued) {
+                    lp.queued = Some(want);
+                    self.heap.push(l as u32, want.0, want.1);
                 }
             }
-            (Some(key), None) => {
-                lp.heap_handle = self.heap.push(order(key), l as u32).ok();
-            }
-            (None, Some(handle)) => {
-                let _ = self.heap.cancel(handle);
-                lp.heap_handle = None;
-            }
-            (None, None) => {}
+            None => lp.queued = None,
         }
     }
 
@@ -1157,16 +1168,20 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         self.absorb_inbox();
         self.drain_local();
         self.flush_all();
-        // The heap orders by (time, age, src) only, so the smallest pending key is at least
-        // the smallest such prefix with `seq` 0.
-        let mut local = self.heap.peek().map_or_else(key_max, |(order, _)| {
-            EventKey::new(
-                Time::new(f64::from_bits((order >> 64) as u64)).unwrap_or(Time::ZERO),
-                (order >> 32) as u32,
-                LpId::new(order as u32),
-                0,
-            )
-        });
+        // The heap orders by (time, age) only, so the smallest pending key is at least that
+        // prefix with the smallest source and `seq`.
+        let mut local = match self.next_lp() {
+            Some((_, l)) => {
+                let (time, age) = self.lps[l].queued.expect("the first LP is queued");
+                EventKey::new(
+                    Time::new(f64::from_bits(time)).unwrap_or(Time::ZERO),
+                    age,
+                    LpId::new(0),
+                    0,
+                )
+            }
+            None => key_max(),
+        };
         for &l in &self.failed_lps {
             if let Some(failure) = &self.lps[l as usize].failed {
                 local = local.min(failure.key);
@@ -1427,7 +1442,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     /// route entries, the LP heap, the lists of LPs in each state, the size counts, and
     /// the early antimessages (`extra`, by LP id, plus any kept by [`Worker::extract`]).
     fn rebuild(&mut self, extra: Vec<(LpId, EventKey)>) {
-        self.heap = IndexedHeap::with_capacity(self.lps.len());
+        self.heap = LpHeap::new(self.lps.len());
         self.dirty.clear();
         self.deferred_lps.clear();
         self.withdrawn_lps.clear();
@@ -1446,7 +1461,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             self.route[lp.id.index()]
                 .store((self.index as u64) << 32 | l as u64, Ordering::Relaxed);
             index_of.insert(lp.id, l as u32);
-            lp.heap_handle = None;
+            lp.queued = None;
             lp.in_held = false;
             if lp.in_dirty {
                 self.dirty.push(l as u32);
@@ -1619,7 +1634,8 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             + (self.n_effects * size_of::<EffectRecord<M::Event>>()) as u64
             + (self.n_deferred * size_of::<Deferred<M::Event>>()) as u64
             + (self.n_withdrawn * (size_of::<EventKey>() * 2 + size_of::<M::Event>() + 16)) as u64
-            + (self.n_outputs * size_of::<M::Output>()) as u64;
+            + (self.n_outputs * size_of::<M::Output>()) as u64
+            + (self.heap.len() * 16) as u64;
         self.counters.peak_bytes = self.counters.peak_bytes.max(total);
         let Some(budget) = self.settings.memory else {
             return;
