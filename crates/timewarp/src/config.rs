@@ -223,12 +223,14 @@ impl TimeWarp {
     }
 
     /// Whether, with no fixed [`window`](TimeWarp::window), each worker throttles itself
-    /// (on by default): at every GVT, if more than a quarter of the events it ran since the
-    /// last GVT were rolled back, it halves its window (starting from half of how far past
-    /// GVT it had run), but never below a span that holds about 512 of its own events (or
-    /// GVT rounds, not rollbacks, would set the pace); below 5% it doubles it (at least to
-    /// the GVT's last advance). Runs that do not thrash never get a window. Results do not
-    /// depend on it, only speed.
+    /// (on by default). At every GVT it weighs the events it rolled back against those it
+    /// ran, both decayed by half per GVT. Above a quarter it halves its window (starting
+    /// from how far past GVT it had run) and remembers where it thrashed; below 5% it grows
+    /// it by a quarter, but to no more than three quarters of where it last thrashed, a
+    /// mark that fades by 2% per calm GVT. The window never narrows below a span that holds
+    /// about 512 of the worker's own events (or GVT rounds, not rollbacks, would set the
+    /// pace). Runs that do not thrash never get a window. Results do not depend on it, only
+    /// speed.
     pub fn adaptive_window(mut self, on: bool) -> TimeWarp {
         self.adaptive_window = on;
         self

@@ -50,8 +50,10 @@ const BATCH: usize = 64;
 /// Events executed between two looks at the inbox, the GVT flag and the memory gauge.
 const SLICE: u32 = 32;
 
-/// The fewest events of its own an adaptive window should hold (see [`Worker::adapt`]).
+/// The fewest events of its own an adaptive window should hold, and how much the memory of
+/// the window it thrashed at fades per calm GVT (see [`Worker::adapt`]).
 const WINDOW_EVENTS: f64 = 512.0;
+const CLIFF_FADE: f64 = 1.02;
 
 /// How long an idle worker waits for a message before it looks around again.
 const IDLE_WAIT: Duration = Duration::from_micros(50);
@@ -394,6 +396,11 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     /// The latest time executed since the last GVT, and the counters then.
     horizon: f64,
     at_last_gvt: (u64, u64, u64),
+    /// What the adaptive window follows: the decayed events rolled back and run, the rate
+    /// (own events committed per unit of simulated time), and the window it last thrashed at.
+    waste: (f64, f64),
+    rate: f64,
+    cliff: f64,
     since_gvt_start: u64,
     over_budget: bool,
     // Scratch buffers, reused so the hot path does not allocate.
@@ -471,6 +478,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             window: parts.settings.window,
             horizon: 0.0,
             at_last_gvt: (0, 0, 0),
+            waste: (0.0, 0.0),
+            rate: 0.0,
+            cliff: f64::INFINITY,
             since_gvt_start: 0,
             over_budget: false,
             effects: Vec::new(),
@@ -568,6 +578,11 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             self.horizon = self.horizon.max(time);
             self.heap.pop();
             self.lps[l].queued = None;
+            // The next LP to run is most likely the heap's new first: start loading its
+            // record while this one runs.
+            if let Some((_, _, next)) = self.heap.peek() {
+                self.warm(next as usize);
+            }
             self.execute(l);
             executed += 1;
         }
@@ -599,6 +614,19 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             self.lps[l].queued = None;
             self.resched(l);
         }
+    }
+
+    /// Asks the hardware to load the parts of LP `l`'s record that running it or handing it
+    /// a message reads. With thousands of LPs per worker a record is rarely in the cache,
+    /// and its misses, taken one after another, are much of an event's cost.
+    #[inline]
+    fn warm(&self, l: usize) {
+        let lp = &self.lps[l];
+        prefetch_index::prefetch_index(std::slice::from_ref(&lp.queued), 0);
+        prefetch_index::prefetch_index(std::slice::from_ref(&lp.pending), 0);
+        prefetch_index::prefetch_index(std::slice::from_ref(&lp.processed), 0);
+        prefetch_index::prefetch_index(std::slice::from_ref(&lp.meta), 0);
+        prefetch_index::prefetch_index(std::slice::from_ref(&lp.model), 0);
     }
 
     // ----- execution ---------------------------------------------------------------------
@@ -1045,6 +1073,13 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             self.shared
                 .in_flight
                 .fetch_sub(batch.len() as i64, Ordering::SeqCst);
+        }
+        // Load every receiver's record at once, so their cache misses overlap.
+        for msg in &batch {
+            let (worker, l) = route_of(self.route, msg.dest().index());
+            if worker as usize == self.index {
+                self.warm(l as usize);
+            }
         }
         for msg in batch.drain(..) {
             self.apply(msg);
@@ -1512,24 +1547,38 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             // Too little evidence; keep counting.
             return;
         }
-        let waste = (rolled_back - self.at_last_gvt.1) as f64 / ran as f64;
         let now = gvt.time.as_f64();
         let span = (self.horizon - now).max(0.0);
-        let advance = (now - self.gvt.time.as_f64()).max(0.0);
+        // Waste is rolled back over run, both counts decayed by half at every GVT: one
+        // interval may hold only a few dozen events, and the rollback of a transient (the
+        // other thread descheduled for a moment) would otherwise read as thrashing.
+        self.waste.0 = 0.5 * self.waste.0 + (rolled_back - self.at_last_gvt.1) as f64;
+        self.waste.1 = 0.5 * self.waste.1 + ran as f64;
+        let waste = self.waste.0 / self.waste.1;
+        if now > 0.0 && now.is_finite() {
+            self.rate = committed as f64 / now;
+        }
         // Never so narrow that a window holds fewer than a few hundred of this worker's
-        // events: below that, GVT rounds (not rollbacks) would set the pace.
-        let done = committed - self.at_last_gvt.2;
-        let floor = if done > 0 {
-            WINDOW_EVENTS * advance / done as f64
+        // events: below that, GVT rounds, not rollbacks, would set the pace.
+        let floor = if self.rate > 0.0 {
+            WINDOW_EVENTS / self.rate
         } else {
             0.0
         };
+        // Optimism has a cliff (Sharks World on 2 threads runs at 99% efficiency with 40
+        // time units ahead of GVT and at 55% with 80), and waste stays low right up to it,
+        // so a window that grew while the waste was low would jump over it again and again.
+        // The window where it last thrashed is remembered, and growth stops short of it;
+        // that memory fades slowly, so a transient does not throttle a run for good.
         if waste > 0.25 {
-            self.window = Some((self.window.unwrap_or(span) * 0.5).max(floor));
+            let at = self.window.map_or(span, |window| window.min(span));
+            self.cliff = at;
+            self.window = Some((at * 0.5).max(floor));
         } else if waste < 0.05
             && let Some(window) = self.window
         {
-            self.window = Some((window * 2.0).max(advance));
+            self.cliff *= CLIFF_FADE;
+            self.window = Some((window * 1.25).min(0.75 * self.cliff).max(floor));
         }
         self.at_last_gvt = (processed, rolled_back, committed);
         self.horizon = now;
