@@ -16,7 +16,7 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Run a model once and print its report.
-    Run(RunCmd),
+    Run(Box<RunCmd>),
     /// List the models and their parameters with defaults.
     Models,
     /// Run a model over a grid of parameters (--set KEY=a..b), with replications per point.
@@ -157,9 +157,11 @@ pub(crate) struct TimewarpArgs {
     /// How undone sends are cancelled.
     #[arg(long, value_enum, default_value_t = CancellationArg::Lazy)]
     pub(crate) cancellation: CancellationArg,
-    /// Save each LP's state every K events (rollbacks coast forward from the last save).
-    #[arg(long, value_name = "K", default_value_t = 1)]
-    pub(crate) checkpoint_interval: u32,
+    /// Save each LP's state every K events (rollbacks coast forward from the last save);
+    /// `auto` (the default) lets each thread pick K from the cost of a save and its
+    /// rollbacks.
+    #[arg(long, value_name = "K|auto", default_value = "auto", value_parser = parse_checkpoint)]
+    pub(crate) checkpoint_interval: CheckpointArg,
     /// Optimism window: run no event later than GVT + W; `auto` (the default) throttles
     /// only when rollbacks waste work, `none` never.
     #[arg(long, value_name = "W|auto|none", default_value = "auto", value_parser = parse_window)]
@@ -201,6 +203,27 @@ fn parse_window(text: &str) -> Result<WindowArg, String> {
             Ok(w) if w.is_finite() && w >= 0.0 => Ok(WindowArg::Fixed(w)),
             _ => Err(format!(
                 "expected a non-negative number, `auto` or `none`, got `{number}`"
+            )),
+        },
+    }
+}
+
+/// The state-save interval, as given on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CheckpointArg {
+    /// Each thread adapts it.
+    Auto,
+    /// A save every this many events.
+    Every(u32),
+}
+
+fn parse_checkpoint(text: &str) -> Result<CheckpointArg, String> {
+    match text {
+        "auto" => Ok(CheckpointArg::Auto),
+        number => match number.parse::<u32>() {
+            Ok(k) if k >= 1 => Ok(CheckpointArg::Every(k)),
+            _ => Err(format!(
+                "expected a whole number of at least 1 or `auto`, got `{number}`"
             )),
         },
     }

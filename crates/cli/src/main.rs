@@ -75,7 +75,7 @@ fn real_main() -> anyhow::Result<()> {
         },
     };
     let result = match cli.command {
-        Command::Run(run) => run::run(run),
+        Command::Run(run) => run::run(*run),
         Command::Sweep(sweep) => analysis::sweep::run(sweep),
         Command::Plan(plan) => analysis::plan::run(plan),
         Command::Models => {

@@ -163,10 +163,14 @@ where
 
 /// The Time Warp kernel the flags describe.
 fn timewarp_kernel(common: &CommonArgs, config: RunConfig) -> warpsim_timewarp::TimeWarp {
-    use crate::cli::{CancellationArg, PartitionArg, WindowArg};
+    use crate::cli::{CancellationArg, CheckpointArg, PartitionArg, WindowArg};
     use warpsim_timewarp::{Cancellation, Partition, TimeWarp};
     let args = &common.timewarp;
-    TimeWarp::new(config)
+    let kernel = match args.checkpoint_interval {
+        CheckpointArg::Every(k) => TimeWarp::new(config).checkpoint_interval(k),
+        CheckpointArg::Auto => TimeWarp::new(config),
+    };
+    kernel
         .threads(args.threads)
         .cancellation(match args.cancellation {
             CancellationArg::Aggressive => Cancellation::Aggressive,
@@ -176,7 +180,6 @@ fn timewarp_kernel(common: &CommonArgs, config: RunConfig) -> warpsim_timewarp::
             PartitionArg::Block => Partition::Block,
             PartitionArg::RoundRobin => Partition::RoundRobin,
         })
-        .checkpoint_interval(args.checkpoint_interval)
         .window(match args.window {
             WindowArg::Fixed(window) => Some(window),
             WindowArg::Auto | WindowArg::Off => None,

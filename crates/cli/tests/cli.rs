@@ -182,10 +182,21 @@ fn bad_input_is_one_line_and_non_zero() {
         &["run", "phold", "--kernel", "mpi", "--mpi-timeout", "0"],
         "--mpi-timeout",
     );
+    assert_fails(
+        &[
+            "run",
+            "phold",
+            "--kernel",
+            "timewarp",
+            "--checkpoint-interval",
+            "0",
+        ],
+        "--checkpoint-interval",
+    );
 }
 
 #[test]
-fn every_window_setting_commits_the_same_events() {
+fn every_window_and_save_setting_commits_the_same_events() {
     let hash = |extra: &[&str]| {
         let mut args = vec!["run", "phold", "--lps", "64", "--end", "50", "--json"];
         args.extend(extra);
@@ -204,6 +215,13 @@ fn every_window_setting_commits_the_same_events() {
             hash(&["--kernel", "timewarp", "--threads", "2", "--window", window]),
             expected,
             "--window {window}"
+        );
+    }
+    for k in ["auto", "1", "5"] {
+        assert_eq!(
+            hash(&["--kernel", "timewarp", "--checkpoint-interval", k]),
+            expected,
+            "--checkpoint-interval {k}"
         );
     }
 }

@@ -70,6 +70,7 @@ impl TimeWarp {
             ranks: 1,
             cancellation: self.cancellation,
             checkpoint_interval: self.checkpoint_interval,
+            checkpoint_auto: self.adaptive_checkpoint,
             ..TimeWarpStats::default()
         };
         let report = Report::new(self.name(), config.seed, n_lps);
@@ -244,6 +245,7 @@ impl TimeWarp {
         Settings {
             lazy: self.cancellation == crate::Cancellation::Lazy,
             checkpoint: self.checkpoint_interval,
+            adaptive_checkpoint: self.adaptive_checkpoint,
             window: self.window,
             adaptive_window: self.adaptive_window && self.window.is_none(),
             memory: self.memory,
@@ -360,6 +362,7 @@ where
         stats.primary_rollbacks += counters.primary;
         stats.secondary_rollbacks += counters.secondary;
         stats.coasted += counters.coasted;
+        stats.saves += counters.saves;
         stats.antimessages += counters.antimessages;
         stats.lazy_hits += counters.lazy_hits;
         stats.retractions += counters.retractions;

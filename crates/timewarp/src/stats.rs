@@ -41,8 +41,14 @@ pub struct TimeWarpStats {
     pub ranks: usize,
     /// Cancellation mode.
     pub cancellation: Cancellation,
-    /// A state save every this many events.
+    /// A state save every this many events, or, with `checkpoint_auto`, the first interval
+    /// before each worker adapts its own.
     pub checkpoint_interval: u32,
+    /// Whether the state-save interval adapted (see
+    /// [`TimeWarp::checkpoint_interval`](crate::TimeWarp::checkpoint_interval)).
+    pub checkpoint_auto: bool,
+    /// State saves made.
+    pub saves: u64,
     /// Events committed.
     pub committed: u64,
     /// Events executed, including those undone (coasting re-runs not counted).
@@ -85,11 +91,20 @@ pub struct TimeWarpStats {
 
 impl fmt::Display for TimeWarpStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
+        write!(
             f,
-            "time warp         {} threads, {} cancellation, checkpoint every {}",
-            self.threads, self.cancellation, self.checkpoint_interval
+            "time warp         {} threads, {} cancellation, ",
+            self.threads, self.cancellation
         )?;
+        if self.checkpoint_auto {
+            writeln!(
+                f,
+                "adaptive state saves (one per {:.1} events)",
+                self.processed as f64 / self.saves.max(1) as f64
+            )?;
+        } else {
+            writeln!(f, "checkpoint every {}", self.checkpoint_interval)?;
+        }
         writeln!(
             f,
             "processed         {} (rolled back {}, coasted {}, efficiency {:.1}%)",

@@ -34,7 +34,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::gvt::{GvtPort, GvtShared};
 use crate::lpheap::LpHeap;
@@ -54,6 +54,14 @@ const SLICE: u32 = 32;
 /// the window it thrashed at fades per calm GVT (see [`Worker::adapt`]).
 const WINDOW_EVENTS: f64 = 512.0;
 const CLIFF_FADE: f64 = 1.02;
+
+/// The widest adaptive state-save interval (see [`Worker::adapt_checkpoint`]): wider ones
+/// save little more copying, and keep more committed records for a rollback to coast from.
+const MAX_CHECKPOINT: u32 = 32;
+
+/// One event in this many is timed, and its state save if it makes one, for the adaptive
+/// state-save interval.
+const TIMED_EVERY: u32 = 64;
 
 /// How long an idle worker waits for a message before it looks around again.
 const IDLE_WAIT: Duration = Duration::from_micros(50);
@@ -236,7 +244,9 @@ impl<M: LogicalProcess> LpState<M> {
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
     pub(crate) lazy: bool,
+    /// The state-save interval, fixed or (when `adaptive_checkpoint`) the first one.
     pub(crate) checkpoint: u32,
+    pub(crate) adaptive_checkpoint: bool,
     pub(crate) window: Option<f64>,
     pub(crate) adaptive_window: bool,
     pub(crate) memory: Option<u64>,
@@ -319,6 +329,8 @@ pub(crate) struct Counters {
     pub(crate) primary: u64,
     pub(crate) secondary: u64,
     pub(crate) coasted: u64,
+    /// State saves made.
+    pub(crate) saves: u64,
     pub(crate) antimessages: u64,
     pub(crate) lazy_hits: u64,
     pub(crate) retractions: u64,
@@ -403,6 +415,15 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     cliff: f64,
     since_gvt_start: u64,
     over_budget: bool,
+    /// The state-save interval in force, and what the adaptive one follows (see
+    /// [`Worker::adapt_checkpoint`]): the smoothed cost of a save and of an event (seconds,
+    /// sampled), the decayed rollbacks and events run, and those counters at the last look.
+    checkpoint: u32,
+    save_cost: f64,
+    event_cost: f64,
+    ticks: u32,
+    rollback_rate: (f64, f64),
+    at_last_checkpoint: (u64, u64),
     // Scratch buffers, reused so the hot path does not allocate.
     effects: Vec<Effect<M::Event>>,
     outputs: Vec<M::Output>,
@@ -483,6 +504,12 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             cliff: f64::INFINITY,
             since_gvt_start: 0,
             over_budget: false,
+            checkpoint: parts.settings.checkpoint,
+            save_cost: 0.0,
+            event_cost: 0.0,
+            ticks: 0,
+            rollback_rate: (0.0, 0.0),
+            at_last_checkpoint: (0, 0),
             effects: Vec::new(),
             outputs: Vec::new(),
             kept: Vec::new(),
@@ -643,13 +670,20 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             self.flush_deferred(l, |deferred| deferred.cause < key);
         }
         let n_lps = self.settings.n_lps;
-        let checkpoint = self.settings.checkpoint;
+        let checkpoint = self.checkpoint;
         let mut effects = std::mem::take(&mut self.effects);
         let mut outputs = std::mem::take(&mut self.outputs);
         let mut error = None;
+        let timed = self.settings.adaptive_checkpoint && {
+            self.ticks = self.ticks.wrapping_add(1);
+            self.ticks.is_multiple_of(TIMED_EVERY)
+        };
+        let started = timed.then(Instant::now);
         let lp = &mut self.lps[l];
         let save = lp.processed.is_empty() || lp.since_snapshot >= checkpoint;
         let snapshot = save.then(|| (lp.model.clone(), lp.meta.clone()));
+        self.counters.saves += u64::from(save);
+        let saved = timed.then(Instant::now);
         let kept = event.clone();
         let outcome = {
             let mut ctx = Ctx::<M>::buffered(
@@ -665,6 +699,14 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             catch_unwind(AssertUnwindSafe(|| model.on_event(event, &mut ctx)))
         };
         self.counters.processed += 1;
+        if let (Some(started), Some(saved)) = (started, saved) {
+            let ran = saved.elapsed().as_secs_f64();
+            self.event_cost = smooth(self.event_cost, ran);
+            if save {
+                let copied = (saved - started).as_secs_f64();
+                self.save_cost = smooth(self.save_cost, copied);
+            }
+        }
         let failure = match (outcome, error) {
             (Ok(()), None) => None,
             (Err(payload), _) => Some((
@@ -1241,6 +1283,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         if self.settings.adaptive_window {
             self.adapt(gvt);
         }
+        if self.settings.adaptive_checkpoint {
+            self.adapt_checkpoint();
+        }
         self.gvt = gvt;
         self.commit_below(gvt);
         let held = std::mem::take(&mut self.held_lps);
@@ -1584,6 +1629,30 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         self.horizon = now;
     }
 
+    /// Sets the adaptive state-save interval (see
+    /// [`TimeWarp::checkpoint_interval`](crate::TimeWarp::checkpoint_interval)). Saving
+    /// before every `k`-th event costs `save / k` per event, and a rollback then re-runs
+    /// `(k - 1) / 2` events on average to rebuild the state, so with `r` rollbacks per event
+    /// the cost per event, `save / k + r × event × (k - 1) / 2`, is least at
+    /// `k = √(2 save / (r × event))`. Sharks World's sectors copy kilobytes of creature lists
+    /// per save and roll back seldom: `k` grows; a thrashing run's `k` stays near 1.
+    fn adapt_checkpoint(&mut self) {
+        let counters = &self.counters;
+        let rollbacks = counters.primary + counters.secondary;
+        let ran = counters.processed - self.at_last_checkpoint.0;
+        if ran < 256 || self.save_cost == 0.0 || self.event_cost == 0.0 {
+            // Too little evidence; keep counting.
+            return;
+        }
+        // Decayed by half per look, like the window's waste (see `adapt`).
+        self.rollback_rate.0 =
+            0.5 * self.rollback_rate.0 + (rollbacks - self.at_last_checkpoint.1) as f64;
+        self.rollback_rate.1 = 0.5 * self.rollback_rate.1 + ran as f64;
+        self.at_last_checkpoint = (counters.processed, rollbacks);
+        let rate = self.rollback_rate.0 / self.rollback_rate.1;
+        self.checkpoint = best_interval(self.save_cost, self.event_cost, rate, self.checkpoint);
+    }
+
     /// Commits every processed event with a key below `bound` and drops what no rollback
     /// can need any more (ground rules 2 and 5).
     fn commit_below(&mut self, bound: EventKey) {
@@ -1744,5 +1813,46 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             worker: self.index,
             summary: Box::new(summary),
         });
+    }
+}
+
+/// The state-save interval that costs least per event (see [`Worker::adapt_checkpoint`]),
+/// given the cost of a save and of an event and the rollbacks per event; at most double
+/// `current`, so that one calm interval cannot swing it to the maximum.
+fn best_interval(save: f64, event: f64, rollbacks: f64, current: u32) -> u32 {
+    // Infinite without rollbacks, and NaN (which `max` turns into 1) if nothing was timed.
+    let best = (2.0 * save / (rollbacks * event)).sqrt();
+    let best = best.max(1.0).min(f64::from(MAX_CHECKPOINT)) as u32;
+    best.min(current.saturating_mul(2))
+}
+
+/// An exponentially weighted mean of timing samples, `sample` weighing one eighth (the first
+/// sample is taken whole).
+fn smooth(mean: f64, sample: f64) -> f64 {
+    if mean == 0.0 {
+        sample
+    } else {
+        mean + (sample - mean) / 8.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_CHECKPOINT, best_interval};
+
+    #[test]
+    fn the_save_interval_balances_copying_against_coasting() {
+        // Saves cost 50 events' work, 1 rollback per 100 events: √(2 · 50 / 0.01) = 100,
+        // capped at the maximum.
+        assert_eq!(best_interval(50.0, 1.0, 0.01, 64), MAX_CHECKPOINT);
+        // Saves cost 2 events, 1 rollback per 100 events: √400 = 20.
+        assert_eq!(best_interval(2.0, 1.0, 0.01, 64), 20);
+        // Cheap saves and frequent rollbacks: save before every event.
+        assert_eq!(best_interval(0.1, 1.0, 0.5, 8), 1);
+        // No rollbacks: grow, but at most double per step.
+        assert_eq!(best_interval(1.0, 1.0, 0.0, 3), 6);
+        assert_eq!(best_interval(1.0, 1.0, 0.0, 31), MAX_CHECKPOINT);
+        // Nothing timed yet (0 / 0): stay at one save per event.
+        assert_eq!(best_interval(0.0, 0.0, 0.0, 4), 1);
     }
 }

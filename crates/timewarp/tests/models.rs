@@ -60,3 +60,34 @@ fn sharks_world_matches_the_sequential_kernel_in_both_cancel_styles() {
     }
     assert!(rollbacks > 0, "the runs were optimistic for real");
 }
+
+#[test]
+fn adaptive_state_saves_thin_out_when_saves_are_dear_and_nothing_rolls_back() {
+    // A sector's save copies its creature lists; on one thread nothing rolls back, so the
+    // adaptive interval should grow towards its maximum, where a fixed interval of 1 saves
+    // before every event.
+    let params = SharksParams {
+        sectors_x: 4,
+        sectors_y: 4,
+        end: 5000.0,
+        ..SharksParams::default()
+    };
+    let population = RandomPopulation {
+        creatures: 512,
+        ..RandomPopulation::default()
+    };
+    let creatures = population.generate(&params, 3).unwrap();
+    let config = warpsim_core::RunConfig::new(3).end_time(params.kernel_end_time());
+    let adaptive = warpsim_timewarp::TimeWarp::new(config).gvt_interval(256);
+    let fixed = adaptive.clone().checkpoint_interval(1);
+    let (result, _, stats) = common::timewarp(&adaptive, params.build(&creatures).unwrap());
+    let (fixed_result, _, fixed_stats) =
+        common::timewarp(&fixed, params.build(&creatures).unwrap());
+    assert_eq!(result.unwrap().trace_hash, fixed_result.unwrap().trace_hash);
+    assert!(stats.checkpoint_auto && !fixed_stats.checkpoint_auto);
+    assert_eq!(fixed_stats.saves, fixed_stats.processed);
+    assert!(
+        stats.processed > 20_000 && stats.saves * 5 < stats.processed,
+        "{stats}"
+    );
+}

@@ -328,6 +328,7 @@ impl TimeWarp {
             ranks,
             cancellation: self.cancellation,
             checkpoint_interval: self.checkpoint_interval,
+            checkpoint_auto: self.adaptive_checkpoint,
             ..TimeWarpStats::default()
         };
         let report = Report::new("mpi", self.config.seed, n_lps);

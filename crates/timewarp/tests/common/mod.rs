@@ -39,7 +39,7 @@ pub fn timewarp<M: LogicalProcess>(
 }
 
 /// The Time Warp configurations every equivalence test runs: 1–4 threads, both cancellation
-/// modes, state saves every event and every third event, plus a tiny optimism window and a
+/// modes, state saves every event, every third event and at the adaptive interval, plus a tiny optimism window and a
 /// tiny memory budget. `seed` picks the partition and GVT interval, to vary them cheaply.
 pub fn kernels(config: &RunConfig, seed: u64, memory: u64) -> Vec<TimeWarp> {
     let mut kernels = Vec::new();
@@ -51,15 +51,17 @@ pub fn kernels(config: &RunConfig, seed: u64, memory: u64) -> Vec<TimeWarp> {
     let gvt_interval = [7, 64, 512][(seed % 3) as usize];
     for threads in 1..=4 {
         for cancellation in [Cancellation::Aggressive, Cancellation::Lazy] {
-            for k in [1, 3] {
-                kernels.push(
-                    TimeWarp::new(config.clone())
-                        .threads(threads)
-                        .partition(partition.clone())
-                        .cancellation(cancellation)
-                        .checkpoint_interval(k)
-                        .gvt_interval(gvt_interval),
-                );
+            for k in [Some(1), Some(3), None] {
+                let kernel = TimeWarp::new(config.clone())
+                    .threads(threads)
+                    .partition(partition.clone())
+                    .cancellation(cancellation)
+                    .gvt_interval(gvt_interval);
+                // `None`: the adaptive interval, the default.
+                kernels.push(match k {
+                    Some(k) => kernel.checkpoint_interval(k),
+                    None => kernel,
+                });
             }
         }
     }
