@@ -35,10 +35,12 @@
 //! per LP, an ordered map of pending events by key (messages name their target by its exact
 //! key, so no handle map is needed; the smallest event sits inline in the LP record and the
 //! others in a small sorted `Vec`, or a `BTreeMap` once there are many, so the usual LP with
-//! one or a few pending events never allocates per event), the list of processed events with a state save (`Clone` of the
-//! model and its random stream and send counter) every `k`-th event, and a log of what each
-//! event sent, cancelled and moved; a `warpsim-queue` indexed heap orders the LPs by their
-//! smallest pending key. Handlers run with a buffered [`Ctx`](warpsim_core::Ctx) whose
+//! one or a few pending events never allocates per event), the list of processed events with a
+//! state save (`Clone` of the model and its random stream and send counter) every `k`-th
+//! event, and a log of what each event sent, cancelled and moved; a lazy 4-ary heap of 16-byte
+//! entries orders the LPs by their smallest pending key. By default each worker adapts `k` at
+//! every GVT from timed samples of a save and of an event and its rollbacks per event
+//! ([`TimeWarp::checkpoint_interval`]). Handlers run with a buffered [`Ctx`](warpsim_core::Ctx) whose
 //! recorded effects the worker turns into messages: to its own LPs through a local FIFO, to
 //! other workers in batches over crossbeam channels.
 //!
@@ -56,8 +58,8 @@
 //!
 //! **Flow control.** `window(Some(w))` runs no event later than `GVT + w`; without a fixed
 //! window each worker adapts its own ([`TimeWarp::adaptive_window`]): halved while more than
-//! a quarter of its work is rolled back, doubled once less than 5% is, never below a few
-//! hundred of its events. `memory(Some(b))`
+//! a quarter of its work is rolled back, grown by a quarter once less than 5% is but kept
+//! short of where it last thrashed, never below a few hundred of its events. `memory(Some(b))`
 //! bounds an estimate of the kernel's storage (records, saves, logs, pending events:
 //! counts × `size_of`, so heap data inside model states or events is not counted); over
 //! budget, workers run only the event at GVT and start GVT rounds eagerly, which always
