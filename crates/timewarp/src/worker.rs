@@ -405,9 +405,10 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     gvt: EventKey,
     /// The window in force: the fixed one, or the adaptive one (see [`Worker::adapt`]).
     window: Option<f64>,
-    /// The latest time executed since the last GVT, and the counters then.
+    /// The latest time executed since the last GVT, and the events processed and rolled
+    /// back then.
     horizon: f64,
-    at_last_gvt: (u64, u64, u64),
+    at_last_gvt: (u64, u64),
     /// What the adaptive window follows: the decayed events rolled back and run, the rate
     /// (own events committed per unit of simulated time), and the window it last thrashed at.
     waste: (f64, f64),
@@ -498,7 +499,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             gvt: EventKey::init(LpId::new(0)),
             window: parts.settings.window,
             horizon: 0.0,
-            at_last_gvt: (0, 0, 0),
+            at_last_gvt: (0, 0),
             waste: (0.0, 0.0),
             rate: 0.0,
             cliff: f64::INFINITY,
@@ -1625,7 +1626,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             self.cliff *= CLIFF_FADE;
             self.window = Some((window * 1.25).min(0.75 * self.cliff).max(floor));
         }
-        self.at_last_gvt = (processed, rolled_back, committed);
+        self.at_last_gvt = (processed, rolled_back);
         self.horizon = now;
     }
 
