@@ -63,6 +63,10 @@ const MAX_CHECKPOINT: u32 = 32;
 /// state-save interval.
 const TIMED_EVERY: u32 = 64;
 
+/// How many dirty LPs ahead commit asks for LP records (and half as far for their processed
+/// records) (see [`Worker::commit_below`]).
+const COMMIT_AHEAD: usize = 8;
+
 /// How long an idle worker waits for a message before it looks around again.
 const IDLE_WAIT: Duration = Duration::from_micros(50);
 
@@ -1663,6 +1667,19 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         self.dirty.sort_unstable();
         let mut kept = 0;
         for position in 0..self.dirty.len() {
+            // Commit reads each dirty LP's record and then its processed records, cold since
+            // they ran: ask for both ahead of use, the records once the LP's record (asked
+            // for earlier) can say where they are.
+            if let Some(&ahead) = self.dirty.get(position + COMMIT_AHEAD) {
+                let lp = &self.lps[ahead as usize];
+                prefetch_index::prefetch_index(std::slice::from_ref(&lp.processed), 0);
+            }
+            if let Some(&near) = self.dirty.get(position + COMMIT_AHEAD / 2) {
+                let processed = &self.lps[near as usize].processed;
+                if let Some(record) = processed.get(processed.len().wrapping_sub(1)) {
+                    prefetch_index::prefetch_index(std::slice::from_ref(record), 0);
+                }
+            }
             let l = self.dirty[position] as usize;
             let lp = &mut self.lps[l];
             let start = lp.committed_prefix;
