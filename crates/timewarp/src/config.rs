@@ -173,8 +173,8 @@ pub struct TimeWarp {
 
 impl TimeWarp {
     /// A kernel with the defaults: 1 thread, block partition, lazy cancellation, adaptive
-    /// state saves (from one before every event), an adaptive window, no memory budget, a GVT round every 2048
-    /// events.
+    /// state saves (from one before every event), an adaptive window, no memory budget, a
+    /// GVT round every 2048 events.
     pub fn new(config: RunConfig) -> TimeWarp {
         TimeWarp {
             config,

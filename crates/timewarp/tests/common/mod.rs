@@ -39,8 +39,8 @@ pub fn timewarp<M: LogicalProcess>(
 }
 
 /// The Time Warp configurations every equivalence test runs: 1–4 threads, both cancellation
-/// modes, state saves every event, every third event and at the adaptive interval, plus a tiny optimism window and a
-/// tiny memory budget. `seed` picks the partition and GVT interval, to vary them cheaply.
+/// modes, state saves every event, every third event and at the adaptive interval, plus a
+/// tiny optimism window and a tiny memory budget. `seed` picks the partition and GVT interval, to vary them cheaply.
 pub fn kernels(config: &RunConfig, seed: u64, memory: u64) -> Vec<TimeWarp> {
     let mut kernels = Vec::new();
     let partition = if seed.is_multiple_of(2) {
