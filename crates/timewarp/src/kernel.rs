@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize};
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
-use warpsim_core::kernel_api::{Effect, LpMeta, panic_message};
+use warpsim_core::kernel_api::{Effect, LpMeta, deliver_guarded, panic_message};
 use warpsim_core::{
     Committed, Ctx, EventKey, Kernel, LogicalProcess, LpId, OutputSink, Report, RunConfig,
     RunError, SimError, StopReason, TraceHash,
@@ -16,11 +16,12 @@ use warpsim_core::{
 use crate::config::TimeWarp;
 use crate::gvt::GvtShared;
 use crate::stats::{ThreadStats, TimeWarpStats};
-use crossbeam_channel::{Receiver, Sender};
+use crate::watch::{WATCH_EVERY, Watchdog, default_hook};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use crate::worker::{
-    Gauge, LpState, Msg, Route, Settings, Shared, StopInfo, Summary, ToCoordinator, Transfer,
-    Worker, WorkerParts, key_max, route_entry,
+    LpState, Msg, Route, Settings, Shared, StopInfo, Summary, ToCoordinator, Transfer, Worker,
+    WorkerParts, key_max, pending_bytes, route_entry,
 };
 
 impl Kernel for TimeWarp {
@@ -65,8 +66,9 @@ impl TimeWarp {
         let started = Instant::now();
         let config = &self.config;
         let n_lps = u32::try_from(lps.len()).unwrap_or(u32::MAX);
+        let threads = self.effective_threads(lps.len());
         let stats = TimeWarpStats {
-            threads: self.threads,
+            threads,
             ranks: 1,
             cancellation: self.cancellation,
             checkpoint_interval: self.checkpoint_interval,
@@ -94,11 +96,19 @@ impl TimeWarp {
 
         let Initialised { states, pending } = match initialise(config, n_lps, lps, Some(sink)) {
             Ok(initialised) => initialised,
-            Err(error) => return (fail(error, report), stats),
+            Err((error, pending)) => {
+                let mut report = report;
+                report.pending_at_end = pending;
+                return (fail(error, report), stats);
+            }
         };
+        if let Err(error) = self.check_memory::<M>(&pending) {
+            let mut report = report;
+            report.pending_at_end = pending.iter().map(BTreeMap::len).sum();
+            return (fail(error, report), stats);
+        }
 
         // Spread the LPs over the workers.
-        let threads = self.threads;
         let mut route: Vec<AtomicU64> = Vec::with_capacity(states.len());
         let mut owned: Vec<Vec<LpState<M>>> = (0..threads).map(|_| Vec::new()).collect();
         for (index, ((model, meta), pending)) in states.into_iter().zip(pending).enumerate() {
@@ -106,19 +116,13 @@ impl TimeWarp {
             route.push(route_entry(worker as u32, owned[worker].len() as u32));
             owned[worker].push(LpState::new(LpId::new(index as u32), model, meta, pending));
         }
-        let settings = self.settings(n_lps);
-        let shared: Shared<M::Output> = Shared {
-            gvt: GvtShared::new(threads, EventKey::init(LpId::new(0)), key_max()),
-            stop: AtomicBool::new(false),
-            stop_info: Mutex::new(None),
-            gauges: (0..threads).map(|_| Gauge::default()).collect(),
-            barrier: Barrier::new(threads),
-            landed: Barrier::new(threads),
-            plan: Mutex::new(None),
-            migration_barrier: Barrier::new(threads),
-            in_flight: AtomicI64::new(0),
-            finishing: AtomicUsize::new(0),
-        };
+        let settings = self.settings(n_lps, threads);
+        let shared: Shared<M::Output> = Shared::new(
+            GvtShared::new(threads, EventKey::init(LpId::new(0)), key_max()),
+            threads,
+            threads,
+            self.warnings.hook.clone().unwrap_or_else(default_hook),
+        );
         let (senders, receivers): (Vec<_>, Vec<_>) =
             (0..threads).map(|_| crossbeam_channel::unbounded()).unzip();
         let transfer = Mutex::new(Vec::new());
@@ -133,7 +137,7 @@ impl TimeWarp {
                 shared: &shared,
                 transfer: &transfer,
             };
-            crew.spawn(
+            let running = crew.spawn(
                 scope,
                 "timewarp",
                 owned,
@@ -142,11 +146,13 @@ impl TimeWarp {
                 to_coordinator,
             );
             // The coordinator: deliver outputs in key order once every worker has committed
-            // past them.
+            // past them, and watch for handlers that stall on a speculative state.
+            let mut watchdog =
+                Watchdog::new(threads, self.warnings.slow_handler, shared.warnings.clone());
             let mut bounds = vec![EventKey::init(LpId::new(0)); threads];
             let mut finished = 0;
-            while finished < threads {
-                match from_workers.recv() {
+            while finished < running {
+                match from_workers.recv_timeout(WATCH_EVERY) {
                     Ok(ToCoordinator::Committed {
                         worker,
                         bound,
@@ -155,28 +161,21 @@ impl TimeWarp {
                         bounds[worker] = bound;
                         delivered.extend(outputs);
                         let safe = bounds.iter().copied().min().unwrap_or_else(key_max);
-                        if !delivered.is_empty() {
-                            // Stable: one event's outputs keep their emission order.
-                            delivered.sort_by_key(|(key, _, _)| *key);
-                            let ready = delivered.partition_point(|(key, _, _)| *key < safe);
-                            for (key, lp, output) in delivered.drain(..ready) {
-                                sink.deliver(Committed { key, lp, output });
-                            }
-                        }
+                        deliver_below(&mut delivered, safe, sink, &shared);
                     }
                     Ok(ToCoordinator::Finished { worker, summary }) => {
                         summaries[worker] = Some(summary);
                         finished += 1;
                     }
-                    // Every worker is gone: one panicked (a kernel bug); the scope re-raises.
-                    Err(_) => break,
+                    Err(RecvTimeoutError::Timeout) => {}
+                    // Every worker is gone (each sends its summary first, so this is only
+                    // reached if one could not).
+                    Err(RecvTimeoutError::Disconnected) => break,
                 }
+                watchdog.look(&shared.beats, shared.gvt.current().time);
             }
         });
-        delivered.sort_by_key(|(key, _, _)| *key);
-        for (key, lp, output) in delivered.drain(..) {
-            sink.deliver(Committed { key, lp, output });
-        }
+        deliver_below(&mut delivered, key_max(), sink, &shared);
 
         let stop = shared
             .stop_info
@@ -199,6 +198,42 @@ impl TimeWarp {
     }
 }
 
+/// Delivers the outputs in `delivered` with keys below `safe`, in key order (stable: one
+/// event's outputs keep their emission order). A sink that panics aborts the run (see
+/// [`Shared::abort`]) and receives nothing more.
+pub(crate) fn deliver_below<O, S: OutputSink<O>>(
+    delivered: &mut Vec<(EventKey, LpId, O)>,
+    safe: EventKey,
+    sink: &mut S,
+    shared: &Shared<O>,
+) {
+    if delivered.is_empty() {
+        return;
+    }
+    if shared.sink_failed() {
+        delivered.clear();
+        return;
+    }
+    delivered.sort_by_key(|(key, _, _)| *key);
+    let ready = delivered.partition_point(|(key, _, _)| *key < safe);
+    let mut failure = None;
+    for (key, lp, output) in delivered.drain(..ready) {
+        if let Err(error) = deliver_guarded(sink, Committed { key, lp, output }) {
+            failure = Some((lp, error));
+            break;
+        }
+    }
+    if let Some((lp, error)) = failure {
+        shared.fail_sink(StopInfo {
+            key: shared.gvt.current(),
+            lp,
+            error,
+            outputs: None,
+        });
+        delivered.clear();
+    }
+}
+
 /// What every worker of a run shares, to start them.
 pub(crate) struct Crew<'env, M: LogicalProcess> {
     pub(crate) route: &'env Route,
@@ -210,6 +245,14 @@ pub(crate) struct Crew<'env, M: LogicalProcess> {
 impl<'env, M: LogicalProcess> Crew<'env, M> {
     /// Starts one worker thread per entry of `owned` (named `{name}-{index}`), each with its
     /// inbox, and lets go of the coordinator's sender so the coordinator sees when all end.
+    /// Returns how many started: if the system refuses a thread, the run is aborted with an
+    /// error and the ones already started wind down (each still reports).
+    ///
+    /// A worker's stack holds a few events, states and outputs by value at a time (a
+    /// handler's argument, the copy kept for rollback, a message being built), so it grows
+    /// with their sizes: a model whose events are a megabyte works as on the sequential
+    /// kernel instead of overflowing a default 2 MiB stack. The size is only reserved;
+    /// memory is used as the stack is.
     pub(crate) fn spawn<'scope>(
         &self,
         scope: &'scope std::thread::Scope<'scope, 'env>,
@@ -218,7 +261,10 @@ impl<'env, M: LogicalProcess> Crew<'env, M> {
         inboxes: Vec<Receiver<Vec<Msg<M::Event>>>>,
         peers: &[Sender<Vec<Msg<M::Event>>>],
         to_coordinator: Sender<ToCoordinator<M::Output>>,
-    ) {
+    ) -> usize {
+        let values = size_of::<M::Event>() + size_of::<M>() + size_of::<M::Output>();
+        let stack = (8usize << 20).saturating_add(values.saturating_mul(48));
+        let mut running = 0;
         for (index, (lps, inbox)) in owned.into_iter().zip(inboxes).enumerate() {
             let parts = WorkerParts {
                 index,
@@ -231,17 +277,54 @@ impl<'env, M: LogicalProcess> Crew<'env, M> {
                 to_coordinator: to_coordinator.clone(),
                 transfer: self.transfer,
             };
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name(format!("{name}-{index}"))
-                .spawn_scoped(scope, move || Worker::new(parts).run())
-                .expect("the OS refused to start a worker thread");
+                .stack_size(stack)
+                .spawn_scoped(scope, move || Worker::new(parts).run());
+            match spawned {
+                Ok(_) => running += 1,
+                Err(error) => {
+                    self.shared.abort(StopInfo {
+                        key: EventKey::init(LpId::new(0)),
+                        lp: LpId::new(0),
+                        error: SimError::Config(format!(
+                            "the system refused to start worker thread {index}: {error}"
+                        )),
+                        outputs: None,
+                    });
+                    break;
+                }
+            }
         }
+        running
     }
 }
 
 impl TimeWarp {
+    /// Refuses a memory budget smaller than the events pending at the start (see
+    /// [`TimeWarp::memory`]). Later the budget only throttles, so the same run always ends
+    /// the same way.
+    pub(crate) fn check_memory<M: LogicalProcess>(
+        &self,
+        pending: &[BTreeMap<EventKey, M::Event>],
+    ) -> Result<(), SimError> {
+        let Some(budget) = self.memory else {
+            return Ok(());
+        };
+        let events: usize = pending.iter().map(BTreeMap::len).sum();
+        let needed = pending_bytes::<M::Event>(events);
+        if needed > budget {
+            return Err(SimError::MemoryBudget {
+                budget,
+                needed,
+                events: events as u64,
+            });
+        }
+        Ok(())
+    }
+
     /// What every worker reads.
-    pub(crate) fn settings(&self, n_lps: u32) -> Settings {
+    pub(crate) fn settings(&self, n_lps: u32, threads: usize) -> Settings {
         Settings {
             lazy: self.cancellation == crate::Cancellation::Lazy,
             checkpoint: self.checkpoint_interval,
@@ -250,7 +333,7 @@ impl TimeWarp {
             adaptive_window: self.adaptive_window && self.window.is_none(),
             memory: self.memory,
             gvt_interval: self.gvt_interval,
-            balance: self.load_balancing && self.threads > 1,
+            balance: self.load_balancing && threads > 1,
             end_time: self.config.end_time,
             n_lps,
         }
@@ -259,13 +342,14 @@ impl TimeWarp {
 
 /// Runs `init` on every LP, in LP order as on the sequential kernel. Its effects are final:
 /// they are applied straight to the LPs' starting pending sets. Outputs go to `sink` (a
-/// distributed run passes it on one rank only).
+/// distributed run passes it on one rank only). On an error, also says how many events
+/// were pending when it happened (the partial report's `pending_at_end`, as sequentially).
 pub(crate) fn initialise<M, S>(
     config: &RunConfig,
     n_lps: u32,
     lps: Vec<M>,
     mut sink: Option<&mut S>,
-) -> Result<Initialised<M>, SimError>
+) -> Result<Initialised<M>, (SimError, usize)>
 where
     M: LogicalProcess,
     S: OutputSink<M::Output>,
@@ -289,41 +373,56 @@ where
             &mut outputs,
             &mut error,
         );
+        let pending_now = |pending: &[BTreeMap<EventKey, M::Event>]| {
+            pending.iter().map(BTreeMap::len).sum::<usize>()
+        };
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| model.init(&mut ctx))) {
             let message = panic_message(payload.as_ref());
-            return Err(SimError::ModelPanic {
+            let error = SimError::ModelPanic {
                 lp,
                 time: key.time,
                 message,
-            });
+            };
+            apply_init_effects(&mut pending, &mut effects);
+            return Err((error, pending_now(&pending)));
         }
         for output in outputs.drain(..) {
-            if let Some(sink) = sink.as_mut() {
-                sink.deliver(Committed { key, lp, output });
+            if let Some(sink) = sink.as_mut()
+                && let Err(sink_error) = deliver_guarded(&mut **sink, Committed { key, lp, output })
+            {
+                error = Some(sink_error);
+                break;
             }
         }
         if let Some(error) = error.take() {
-            return Err(error);
+            // Like the sequential kernel, which applies a failing init's sends up to the
+            // failure: apply them before counting.
+            apply_init_effects(&mut pending, &mut effects);
+            return Err((error, pending_now(&pending)));
         }
-        for effect in effects.drain(..) {
-            match effect {
-                Effect::Send { key, dest, event } => {
-                    pending[dest.index()].insert(key, event);
-                }
-                Effect::Withdraw { dest, key } => {
-                    pending[dest.index()].remove(&key);
-                }
-                Effect::Move { dest, from, to } => {
-                    if let Some(event) = pending[dest.index()].remove(&from) {
-                        pending[dest.index()].insert(to, event);
-                    }
-                }
-                _ => {}
-            }
-        }
+        apply_init_effects(&mut pending, &mut effects);
         states.push((model, meta));
     }
     Ok(Initialised { states, pending })
+}
+
+/// Applies what an `init` did to the starting pending sets.
+fn apply_init_effects<E>(pending: &mut [BTreeMap<EventKey, E>], effects: &mut Vec<Effect<E>>) {
+    for effect in effects.drain(..) {
+        match effect {
+            Effect::Send { key, dest, event } => {
+                pending[dest.index()].insert(key, event);
+            }
+            Effect::Withdraw { dest, key } => {
+                pending[dest.index()].remove(&key);
+            }
+            Effect::Move { dest, from, to } => {
+                if let Some(event) = pending[dest.index()].remove(&from) {
+                    pending[dest.index()].insert(to, event);
+                }
+            }
+        }
+    }
 }
 
 /// The LPs after `init`, with their starting pending events.
@@ -387,11 +486,15 @@ where
             report.events_committed += 1;
             last_commit = last_commit.max(stop.key.time.as_f64());
             for output in outputs {
-                sink.deliver(Committed {
+                let committed = Committed {
                     key: stop.key,
                     lp: stop.lp,
                     output,
-                });
+                };
+                // The run has already failed; a sink that fails too changes nothing.
+                if deliver_guarded(sink, committed).is_err() {
+                    break;
+                }
             }
         }
         report.trace_hash = trace;

@@ -32,13 +32,15 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::gvt::{GvtPort, GvtShared};
 use crate::lpheap::LpHeap;
 use crate::pending::Pending;
+use crate::sync::Rendezvous;
+use crate::watch::{Beat, Warning, WarningHook, quiet_panics_on_this_thread};
 use crossbeam_channel::{Receiver, Sender};
 use warpsim_core::kernel_api::{Effect, LpMeta, panic_message};
 use warpsim_core::{Ctx, EventKey, LogicalProcess, LpId, SimError, Time, TraceHash};
@@ -169,6 +171,15 @@ struct Deferred<E> {
     event: E,
 }
 
+/// How much of a failed event's work [`Worker::fail`] must undo.
+enum Undo<M> {
+    /// Nothing ran: the LP's state is as it was.
+    Nothing,
+    /// The handler ran: restore the state save taken before it, or (without one) rebuild
+    /// the state from the last save.
+    Handler(Option<(M, LpMeta)>),
+}
+
 /// A handler error that is not yet known to be real.
 struct Failure<O> {
     key: EventKey,
@@ -275,34 +286,103 @@ pub(crate) struct StopInfo<O> {
 #[derive(Debug, Default)]
 pub(crate) struct Gauge {
     pub(crate) total: AtomicU64,
-    pub(crate) pending: AtomicU64,
     /// Events committed so far (load balancing reads it).
     pub(crate) committed: AtomicU64,
 }
 
 /// State shared by all workers and the coordinator.
-#[derive(Debug)]
 pub(crate) struct Shared<O> {
     pub(crate) gvt: GvtShared<EventKey>,
     pub(crate) stop: AtomicBool,
     pub(crate) stop_info: Mutex<Option<StopInfo<O>>>,
     pub(crate) gauges: Vec<Gauge>,
+    /// Each worker's heartbeat, for the watchdog (see [`crate::watch`]).
+    pub(crate) beats: Vec<Beat>,
+    /// Where warnings go.
+    pub(crate) warnings: WarningHook,
+    /// A worker or the output sink failed outside the model's handlers: every wait is
+    /// broken and every thread winds down at once (see [`Shared::abort`]).
+    pub(crate) aborted: AtomicBool,
+    /// The output sink panicked: it receives nothing more.
+    sink_failed: AtomicBool,
     /// Every worker (and a distributed run's gateway) has flushed its last messages.
-    pub(crate) barrier: Barrier,
+    pub(crate) barrier: Rendezvous,
     /// A distributed run's gateway has delivered every message still in flight between
     /// ranks (on threads alone, the second wait costs nothing that matters).
-    pub(crate) landed: Barrier,
+    pub(crate) landed: Rendezvous,
     /// Load balancing: the planned move (from, to, load to shift), the workers' barrier for
     /// migrations, and messages between workers not yet absorbed (counted only when
     /// balancing, to find quiescence).
     pub(crate) plan: Mutex<Option<(usize, usize, u64)>>,
-    pub(crate) migration_barrier: Barrier,
+    pub(crate) migration_barrier: Rendezvous,
     pub(crate) in_flight: AtomicI64,
     /// Workers that have left their loop (load balancing's finishing handshake).
     pub(crate) finishing: AtomicUsize,
 }
 
+impl<O> std::fmt::Debug for Shared<O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("stop", &self.stop)
+            .field("aborted", &self.aborted)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<O> Shared<O> {
+    /// State shared by `workers` workers and `participants` threads that take part in the
+    /// end-of-run barriers (the workers, plus a distributed run's gateway).
+    pub(crate) fn new(
+        gvt: GvtShared<EventKey>,
+        workers: usize,
+        participants: usize,
+        warnings: WarningHook,
+    ) -> Shared<O> {
+        Shared {
+            gvt,
+            stop: AtomicBool::new(false),
+            stop_info: Mutex::new(None),
+            gauges: (0..workers).map(|_| Gauge::default()).collect(),
+            beats: (0..workers).map(|_| Beat::default()).collect(),
+            warnings,
+            aborted: AtomicBool::new(false),
+            sink_failed: AtomicBool::new(false),
+            barrier: Rendezvous::new(participants),
+            landed: Rendezvous::new(participants),
+            plan: Mutex::new(None),
+            migration_barrier: Rendezvous::new(workers),
+            in_flight: AtomicI64::new(0),
+            finishing: AtomicUsize::new(0),
+        }
+    }
+
+    /// Stops the run at once after a failure outside the model's handlers (a panic in the
+    /// model's `Clone` or `PartialEq` while the kernel copies or compares, in the output
+    /// sink, or in the kernel): records `info`, and breaks every barrier so that no thread
+    /// waits for one that will not come. Outputs below `info.key` (GVT) still commit.
+    pub(crate) fn abort(&self, info: StopInfo<O>) {
+        self.stop_with(info);
+        self.aborted.store(true, Ordering::SeqCst);
+        self.barrier.break_all();
+        self.landed.break_all();
+        self.migration_barrier.break_all();
+    }
+
+    /// The output sink panicked: the run stops as after any failure outside a handler, and
+    /// the sink is not called again.
+    pub(crate) fn fail_sink(&self, info: StopInfo<O>) {
+        self.sink_failed.store(true, Ordering::SeqCst);
+        self.abort(info);
+    }
+
+    pub(crate) fn sink_failed(&self) -> bool {
+        self.sink_failed.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn is_aborted(&self) -> bool {
+        self.aborted.load(Ordering::SeqCst)
+    }
+
     /// Records `info` as the reason to stop, unless an earlier (smaller-key) one is there.
     pub(crate) fn stop_with(&self, info: StopInfo<O>) {
         let mut slot = self
@@ -420,6 +500,13 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     cliff: f64,
     since_gvt_start: u64,
     over_budget: bool,
+    /// The memory budget's own window (see [`Worker::adapt_to_memory`]), the heap bytes of
+    /// the state saves this worker holds (as the model reports them), and whether the
+    /// budget could not be kept even at the narrowest window (warned once).
+    memory_window: Option<f64>,
+    save_heap: u64,
+    over_at_floor: u32,
+    warned_memory: bool,
     /// The state-save interval in force, and what the adaptive one follows (see
     /// [`Worker::adapt_checkpoint`]): the smoothed cost of a save and of an event (seconds,
     /// sampled), the decayed rollbacks and events run, and those counters at the last look.
@@ -433,6 +520,11 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     effects: Vec<Effect<M::Event>>,
     outputs: Vec<M::Output>,
     kept: Vec<bool>,
+    matched: Vec<usize>,
+    /// The LP (and event) whose state a rollback is rebuilding, to name it if the model's
+    /// `Clone` panics there (see [`Worker::abandon`]).
+    busy: Option<(LpId, EventKey)>,
+    summary_sent: bool,
     // LPs with uncommitted records, with deferred sends, with withdrawn events, failed.
     dirty: Vec<u32>,
     deferred_lps: Vec<u32>,
@@ -509,6 +601,10 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             cliff: f64::INFINITY,
             since_gvt_start: 0,
             over_budget: false,
+            memory_window: None,
+            save_heap: 0,
+            over_at_floor: 0,
+            warned_memory: false,
             checkpoint: parts.settings.checkpoint,
             save_cost: 0.0,
             event_cost: 0.0,
@@ -518,6 +614,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             effects: Vec::new(),
             outputs: Vec::new(),
             kept: Vec::new(),
+            matched: Vec::new(),
+            busy: None,
+            summary_sent: false,
             dirty: Vec::new(),
             deferred_lps: Vec::new(),
             withdrawn_lps: Vec::new(),
@@ -546,8 +645,20 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         worker
     }
 
-    /// The worker's loop; returns when the run is over (end time, drained, or stopped).
+    /// The worker's life: the loop, then the end-of-run steps. A panic anywhere outside a
+    /// handler (handlers have their own guard) aborts the run with a typed error instead of
+    /// killing the thread and leaving its peers waiting (see [`Worker::abandon`]).
     pub(crate) fn run(mut self) {
+        quiet_panics_on_this_thread();
+        let ran = catch_unwind(AssertUnwindSafe(|| self.main_loop()));
+        let ended = ran.and_then(|()| catch_unwind(AssertUnwindSafe(|| self.finish())));
+        if let Err(payload) = ended {
+            self.abandon(payload.as_ref());
+        }
+    }
+
+    /// The worker's loop; returns when the run is over (end time, drained, or stopped).
+    fn main_loop(&mut self) {
         loop {
             if self.shared.stop.load(Ordering::SeqCst) {
                 break;
@@ -580,7 +691,32 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 }
             }
         }
-        self.finish();
+    }
+
+    /// After a panic outside a handler: stops every thread at the last GVT (everything
+    /// below it is committed already or commits on the other workers), names the LP when a
+    /// rollback of one was under way, and hands the coordinator this worker's figures.
+    fn abandon(&mut self, payload: &(dyn std::any::Any + Send)) {
+        let message = panic_message(payload);
+        let error = match self.busy {
+            Some((lp, key)) => SimError::ModelPanic {
+                lp,
+                time: key.time,
+                message: format!(
+                    "outside its handler, while the kernel rebuilt its state after a rollback (in the model's Clone?): {message}"
+                ),
+            },
+            None => SimError::Internal(format!(
+                "a Time Warp worker panicked outside any handler (in the model's Clone, PartialEq or Drop, or in the kernel): {message}"
+            )),
+        };
+        self.shared.abort(StopInfo {
+            key: self.gvt,
+            lp: self.busy.map_or(LpId::new(0), |(lp, _)| lp),
+            error,
+            outputs: None,
+        });
+        self.send_summary();
     }
 
     /// Executes up to [`SLICE`] events, in key order, within the window and memory budget.
@@ -603,7 +739,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 self.counters.window_stalls += 1;
                 break;
             }
-            if self.over_budget && time > self.gvt.time.as_f64() {
+            if let Some(window) = self.memory_window
+                && time > self.gvt.time.as_f64() + window
+            {
                 self.counters.memory_stalls += 1;
                 break;
             }
@@ -676,9 +814,6 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         }
         let n_lps = self.settings.n_lps;
         let checkpoint = self.checkpoint;
-        let mut effects = std::mem::take(&mut self.effects);
-        let mut outputs = std::mem::take(&mut self.outputs);
-        let mut error = None;
         let timed = self.settings.adaptive_checkpoint && {
             self.ticks = self.ticks.wrapping_add(1);
             self.ticks.is_multiple_of(TIMED_EVERY)
@@ -686,10 +821,34 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         let started = timed.then(Instant::now);
         let lp = &mut self.lps[l];
         let save = lp.processed.is_empty() || lp.since_snapshot >= checkpoint;
-        let snapshot = save.then(|| (lp.model.clone(), lp.meta.clone()));
+        // The model's `Clone` is user code: a panic in it fails this event as a panic in its
+        // handler would (a phantom until GVT reaches the event, then the run's error).
+        let copies = catch_unwind(AssertUnwindSafe(|| {
+            let snapshot = save.then(|| (lp.model.clone(), lp.meta.clone()));
+            (snapshot, event.clone())
+        }));
+        let (snapshot, kept) = match copies {
+            Ok(copies) => copies,
+            Err(payload) => {
+                let error = SimError::ModelPanic {
+                    lp: lp.id,
+                    time: key.time,
+                    message: format!(
+                        "in Clone (Time Warp copies the LP's state and events to roll back): {}",
+                        panic_message(payload.as_ref())
+                    ),
+                };
+                self.fail(l, key, event, Undo::Nothing, error, None);
+                return;
+            }
+        };
         self.counters.saves += u64::from(save);
         let saved = timed.then(Instant::now);
-        let kept = event.clone();
+        let mut effects = std::mem::take(&mut self.effects);
+        let mut outputs = std::mem::take(&mut self.outputs);
+        let mut error = None;
+        let beat = &self.shared.beats[self.index];
+        beat.enter(self.counters.processed, lp.id, key.time);
         let outcome = {
             let mut ctx = Ctx::<M>::buffered(
                 lp.id,
@@ -704,6 +863,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             catch_unwind(AssertUnwindSafe(|| model.on_event(event, &mut ctx)))
         };
         self.counters.processed += 1;
+        beat.leave(self.counters.processed);
         if let (Some(started), Some(saved)) = (started, saved) {
             let ran = saved.elapsed().as_secs_f64();
             self.event_cost = smooth(self.event_cost, ran);
@@ -712,7 +872,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 self.save_cost = smooth(self.save_cost, copied);
             }
         }
-        let failure = match (outcome, error) {
+        let mut failure = match (outcome, error) {
             (Ok(()), None) => None,
             (Err(payload), _) => Some((
                 SimError::ModelPanic {
@@ -724,12 +884,28 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             )),
             (Ok(()), Some(error)) => Some((error, Some(outputs.split_off(0)))),
         };
+        let regenerating = failure.is_none()
+            && self.settings.lazy
+            && self.lps[l].deferred.iter().any(|d| d.cause == key);
+        if regenerating && let Err(payload) = self.match_regenerated(l, key, &effects) {
+            failure = Some((
+                SimError::ModelPanic {
+                    lp: self.lps[l].id,
+                    time: key.time,
+                    message: format!(
+                        "in PartialEq (lazy cancellation compares a re-sent event with the one sent before): {}",
+                        panic_message(payload.as_ref())
+                    ),
+                },
+                None,
+            ));
+        }
         if let Some((error, commit_outputs)) = failure {
             effects.clear();
             outputs.clear();
             self.effects = effects;
             self.outputs = outputs;
-            self.fail(l, key, kept, snapshot, error, commit_outputs);
+            self.fail(l, key, kept, Undo::Handler(snapshot), error, commit_outputs);
             return;
         }
         let emitted = if outputs.is_empty() {
@@ -740,6 +916,12 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         };
         self.n_outputs += emitted.len();
         self.outputs = outputs;
+        if self.settings.memory.is_some()
+            && let Some((model, _)) = &snapshot
+        {
+            self.save_heap += model.heap_bytes() as u64;
+        }
+        let lp = &mut self.lps[l];
         lp.since_snapshot = if save { 1 } else { lp.since_snapshot + 1 };
         lp.processed.push_back(Processed {
             key,
@@ -752,37 +934,67 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             lp.in_dirty = true;
             self.dirty.push(l as u32);
         }
-        self.log_and_send(l, key, &mut effects);
+        self.log_and_send(l, key, &mut effects, regenerating);
         self.effects = effects;
         self.resched(l);
     }
 
-    /// Logs a handler's effects and sends the messages they call for. In lazy mode, sends
-    /// identical to a deferred send of the same event are kept instead of sent again.
-    fn log_and_send(&mut self, l: usize, cause: EventKey, effects: &mut Vec<Effect<M::Event>>) {
-        let lazy = self.settings.lazy;
-        let regenerating = lazy && self.lps[l].deferred.iter().any(|d| d.cause == cause);
-        if regenerating {
-            let mut kept = std::mem::take(&mut self.kept);
-            kept.clear();
-            kept.resize(effects.len(), false);
-            let lp = &mut self.lps[l];
-            for (slot, effect) in kept.iter_mut().zip(effects.iter()) {
+    /// Lazy cancellation, first half: marks in `self.kept` which of a re-executed event's
+    /// sends are identical to a deferred send of its earlier run, and lists those deferred
+    /// sends in `self.matched`. It only reads: the comparison is the model's `PartialEq`, user
+    /// code that may panic, and a panic must leave every record as it was.
+    fn match_regenerated(
+        &mut self,
+        l: usize,
+        cause: EventKey,
+        effects: &[Effect<M::Event>],
+    ) -> std::thread::Result<()> {
+        let mut kept = std::mem::take(&mut self.kept);
+        let mut matched = std::mem::take(&mut self.matched);
+        kept.clear();
+        kept.resize(effects.len(), false);
+        matched.clear();
+        let deferred = &self.lps[l].deferred;
+        let compared = catch_unwind(AssertUnwindSafe(|| {
+            for (slot, effect) in kept.iter_mut().zip(effects) {
                 if let Effect::Send { key, dest, event } = effect
-                    && let Some(position) = lp.deferred.iter().position(|d| {
+                    && let Some(position) = deferred.iter().position(|d| {
                         d.cause == cause && d.key == *key && d.dest == *dest && d.event == *event
                     })
                 {
-                    lp.deferred.swap_remove(position);
-                    self.n_deferred -= 1;
                     *slot = true;
-                    self.counters.lazy_hits += 1;
+                    matched.push(position);
                 }
             }
+        }));
+        self.kept = kept;
+        self.matched = matched;
+        compared
+    }
+
+    /// Logs a handler's effects and sends the messages they call for. When `regenerating`
+    /// (lazy mode, see [`Worker::match_regenerated`]), sends identical to a deferred send of
+    /// the same event are kept instead of sent again.
+    fn log_and_send(
+        &mut self,
+        l: usize,
+        cause: EventKey,
+        effects: &mut Vec<Effect<M::Event>>,
+        regenerating: bool,
+    ) {
+        let lazy = self.settings.lazy;
+        if regenerating {
+            // Highest position first, so `swap_remove` never moves a send still to remove.
+            self.matched.sort_unstable_by(|a, b| b.cmp(a));
+            let lp = &mut self.lps[l];
+            for &position in &self.matched {
+                lp.deferred.swap_remove(position);
+            }
+            self.n_deferred -= self.matched.len();
+            self.counters.lazy_hits += self.matched.len() as u64;
             // The rest of this event's earlier sends were not regenerated: cancel them before
             // anything new goes out (a new send may reuse one of their keys).
             self.flush_deferred(l, |d| d.cause == cause);
-            self.kept = kept;
         }
         for (index, effect) in effects.drain(..).enumerate() {
             let logged = match effect {
@@ -813,8 +1025,6 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                     self.transmit(Msg::Move { dest, from, to });
                     Logged::Move { dest, from, to }
                 }
-                // Core adds effect kinds together with the kernels that apply them.
-                _ => continue,
             };
             self.lps[l].effects.push_back(EffectRecord {
                 cause,
@@ -824,24 +1034,26 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         }
     }
 
-    /// A handler failed: undo its changes to the LP, keep the event pending, and park the LP
-    /// until a rollback clears the failure or GVT makes it real.
+    /// A handler (or the model's `Clone` or `PartialEq` around it) failed: undo its changes
+    /// to the LP as `undo` says, keep the event pending, and park the LP until a rollback
+    /// clears the failure or GVT makes it real.
     fn fail(
         &mut self,
         l: usize,
         key: EventKey,
         event: M::Event,
-        snapshot: Option<(M, LpMeta)>,
+        undo: Undo<M>,
         error: SimError,
         outputs: Option<Vec<M::Output>>,
     ) {
-        match snapshot {
-            Some((model, meta)) => {
+        match undo {
+            Undo::Nothing => {}
+            Undo::Handler(Some((model, meta))) => {
                 let lp = &mut self.lps[l];
                 lp.model = model;
                 lp.meta = meta;
             }
-            None => {
+            Undo::Handler(None) => {
                 let len = self.lps[l].processed.len();
                 self.restore(l, len);
             }
@@ -879,10 +1091,16 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         while j > 0 && lp.processed[j].snapshot.is_none() {
             j -= 1;
         }
+        self.busy = lp.processed.get(j).map(|record| (lp.id, record.key));
         let (mut model, mut meta) = if j == i {
             // Record `i` is being undone, so its save can be moved out.
             match lp.processed[j].snapshot.take() {
-                Some(state) => state,
+                Some(state) => {
+                    if self.settings.memory.is_some() {
+                        self.save_heap -= state.0.heap_bytes() as u64;
+                    }
+                    state
+                }
                 None => return,
             }
         } else {
@@ -915,6 +1133,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         lp.meta = meta;
         self.effects = effects;
         self.outputs = outputs;
+        self.busy = None;
     }
 
     /// Undoes every processed event of LP `l` with key `>= target`.
@@ -944,6 +1163,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         self.restore(l, i);
         let lp = &mut self.lps[l];
         let undone = lp.processed.len() - i;
+        if self.settings.memory.is_some() {
+            self.save_heap -= saved_heap(lp.processed.range(i..));
+        }
         for record in lp.processed.drain(i..) {
             self.n_outputs -= record.outputs.len();
             lp.pending.insert(record.key, record.event);
@@ -1285,6 +1507,10 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     /// Acts on a new GVT: commits below it, and decides whether the run is over. Returns
     /// `true` when this worker should finish.
     fn new_gvt(&mut self, gvt: EventKey) -> bool {
+        // Before `adapt`, which restarts the horizon both read.
+        if self.settings.memory.is_some() {
+            self.adapt_to_memory(gvt);
+        }
         if self.settings.adaptive_window {
             self.adapt(gvt);
         }
@@ -1331,27 +1557,56 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 return true;
             }
         }
-        if let Some(budget) = self.settings.memory {
-            let pending: u64 = self
+        false
+    }
+
+    /// Sets the memory budget's window at a new GVT (see
+    /// [`TimeWarp::memory`](crate::TimeWarp::memory)): halved while the run is over budget,
+    /// grown by a quarter once it is under three quarters of it, never below a span of about
+    /// [`WINDOW_EVENTS`] of this worker's events (narrower, GVT rounds would set the pace),
+    /// and dropped once it is wide again. A budget that even the narrowest window cannot keep
+    /// is said once; the run goes on.
+    fn adapt_to_memory(&mut self, gvt: EventKey) {
+        let Some(budget) = self.settings.memory else {
+            return;
+        };
+        let now = gvt.time.as_f64();
+        let floor = if now > 0.0 && now.is_finite() && self.counters.committed > 0 {
+            WINDOW_EVENTS * now / self.counters.committed as f64
+        } else {
+            0.0
+        };
+        let used = self.total_memory();
+        if self.over_budget {
+            let span = (self.horizon - now).max(0.0);
+            let current = self.memory_window.map_or(span, |window| window.min(span));
+            let narrowed = (current * 0.5).max(floor);
+            if current <= floor {
+                self.over_at_floor += 1;
+            }
+            self.memory_window = Some(narrowed);
+        } else {
+            self.over_at_floor = 0;
+            if let Some(window) = self.memory_window
+                && (used as f64) < 0.75 * budget as f64
+            {
+                let widened = window * 1.25;
+                // Far wider than anything that ran: the budget no longer binds.
+                self.memory_window = (widened <= 4.0 * (self.horizon - now).max(floor))
+                    .then_some(widened.max(floor));
+            }
+        }
+        // A few GVTs in a row at the narrowest window and still over: say so, once.
+        if self.over_at_floor >= 8 && !self.warned_memory && self.index == 0 {
+            self.warned_memory = true;
+            let used: u64 = self
                 .shared
                 .gauges
                 .iter()
-                .map(|gauge| gauge.pending.load(Ordering::Relaxed))
+                .map(|gauge| gauge.total.load(Ordering::Relaxed))
                 .sum();
-            if pending > budget {
-                let error = SimError::Config(format!(
-                    "memory budget exhausted: the pending events alone need about {pending} bytes, more than the budget of {budget} bytes; raise --memory"
-                ));
-                self.shared.stop_with(StopInfo {
-                    key: gvt,
-                    lp: LpId::new(0),
-                    error,
-                    outputs: None,
-                });
-                return true;
-            }
+            (self.shared.warnings)(&Warning::MemoryBudgetExceeded { budget, used });
         }
-        false
     }
 
     /// Worker 0, every [`BALANCE_EVERY`] GVTs: if the busiest worker committed more than
@@ -1423,13 +1678,16 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         let barrier = &self.shared.migration_barrier;
         loop {
             self.flush_all();
-            barrier.wait();
+            let met = barrier.wait();
             self.absorb_inbox();
             self.drain_local();
             self.flush_all();
-            barrier.wait();
+            let met = met && barrier.wait();
             let unabsorbed = self.shared.in_flight.load(Ordering::SeqCst);
-            barrier.wait();
+            if !(met && barrier.wait()) {
+                // Broken: another thread failed and the run is over; nothing moves.
+                return;
+            }
             if unabsorbed == 0 {
                 break;
             }
@@ -1451,7 +1709,10 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .extend(moving);
         }
-        barrier.wait();
+        if !barrier.wait() {
+            // The LPs this worker handed over are lost to it; the run is over anyway.
+            return;
+        }
         if let Some((from, to, _)) = plan {
             if to == self.index {
                 let arriving = std::mem::take(
@@ -1541,6 +1802,14 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             self.n_withdrawn,
             self.n_outputs,
         ) = (0, 0, 0, 0, 0, 0);
+        self.save_heap = if self.settings.memory.is_some() {
+            self.lps
+                .iter()
+                .map(|lp| saved_heap(lp.processed.iter()))
+                .sum()
+        } else {
+            0
+        };
         let mut index_of = std::collections::HashMap::with_capacity(self.lps.len());
         for (l, lp) in self.lps.iter_mut().enumerate() {
             self.route[lp.id.index()]
@@ -1705,6 +1974,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             }
             if end == lp.processed.len() {
                 self.n_records -= lp.processed.len();
+                if self.settings.memory.is_some() {
+                    self.save_heap -= saved_heap(lp.processed.iter());
+                }
                 lp.processed.clear();
                 lp.committed_prefix = 0;
                 lp.since_snapshot = 0;
@@ -1717,6 +1989,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 let mut keep = end;
                 while keep > 0 && lp.processed[keep].snapshot.is_none() {
                     keep -= 1;
+                }
+                if self.settings.memory.is_some() {
+                    self.save_heap -= saved_heap(lp.processed.range(..keep));
                 }
                 lp.processed.drain(..keep);
                 self.n_records -= keep;
@@ -1763,22 +2038,13 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     /// Updates this worker's memory estimate (for the statistics) and, under a budget,
     /// publishes it and reads whether the run as a whole is over budget.
     fn update_gauge(&mut self) {
-        let pending_bytes =
-            (self.n_pending * (size_of::<EventKey>() + size_of::<M::Event>() + 16)) as u64;
-        let total = pending_bytes
-            + (self.n_records * size_of::<Processed<M>>()) as u64
-            + (self.n_effects * size_of::<EffectRecord<M::Event>>()) as u64
-            + (self.n_deferred * size_of::<Deferred<M::Event>>()) as u64
-            + (self.n_withdrawn * (size_of::<EventKey>() * 2 + size_of::<M::Event>() + 16)) as u64
-            + (self.n_outputs * size_of::<M::Output>()) as u64
-            + (self.heap.len() * 16) as u64;
+        let total = self.total_memory();
         self.counters.peak_bytes = self.counters.peak_bytes.max(total);
         let Some(budget) = self.settings.memory else {
             return;
         };
         let gauge = &self.shared.gauges[self.index];
         gauge.total.store(total, Ordering::Relaxed);
-        gauge.pending.store(pending_bytes, Ordering::Relaxed);
         let sum: u64 = self
             .shared
             .gauges
@@ -1787,14 +2053,32 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             .sum();
         let over = sum > budget;
         if over && !self.over_budget {
-            // Collect fossils as soon as possible: that is what frees memory.
+            // Collect fossils as soon as possible: that is what frees memory. Until the GVT
+            // comes, run no further ahead than now.
             self.shared.gvt.try_start();
+            let span = (self.horizon - self.gvt.time.as_f64()).max(0.0);
+            self.memory_window = Some(self.memory_window.map_or(span, |w| w.min(span)));
         }
         self.over_budget = over;
     }
 
+    /// This worker's memory estimate: its storage counted by `size_of` (see the crate docs,
+    /// "Memory"), plus the heap of its state saves as the model reports it.
+    fn total_memory(&self) -> u64 {
+        pending_bytes::<M::Event>(self.n_pending)
+            + (self.n_records * size_of::<Processed<M>>()) as u64
+            + (self.n_effects * size_of::<EffectRecord<M::Event>>()) as u64
+            + (self.n_deferred * size_of::<Deferred<M::Event>>()) as u64
+            + (self.n_withdrawn * (size_of::<EventKey>() * 2 + size_of::<M::Event>() + 16)) as u64
+            + (self.n_outputs * size_of::<M::Output>()) as u64
+            + (self.heap.len() * 16) as u64
+            + self.save_heap
+    }
+
     /// The last steps: commit what is final, let every message land, count what is left.
-    fn finish(mut self) {
+    /// After an abort the barriers are broken and pass at once: the count of what is left
+    /// may then miss messages in flight, but no thread waits for one that failed.
+    fn finish(&mut self) {
         if self.settings.balance {
             // A migration may be published with the GVT this worker stopped at, or with a
             // round it reported in before it stopped: every worker must take part, so wait
@@ -1802,6 +2086,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             // round can complete, so no migration can be published any more.
             self.shared.finishing.fetch_add(1, Ordering::SeqCst);
             loop {
+                if self.shared.is_aborted() {
+                    break;
+                }
                 if self.shared.gvt.migrations() != self.migrations_done {
                     self.migrate();
                     continue;
@@ -1820,6 +2107,15 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         self.shared.landed.wait();
         self.absorb_inbox();
         self.drain_local();
+        self.send_summary();
+    }
+
+    /// Hands the coordinator this worker's figures (once, whatever happened).
+    fn send_summary(&mut self) {
+        if self.summary_sent {
+            return;
+        }
+        self.summary_sent = true;
         let summary = Summary {
             lps: self.lps.len(),
             trace: self.trace,
@@ -1832,6 +2128,19 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             summary: Box::new(summary),
         });
     }
+}
+
+/// The estimated bytes of `n` pending events (key, event and the per-LP set's overhead).
+pub(crate) fn pending_bytes<E>(n: usize) -> u64 {
+    (n * (size_of::<EventKey>() + size_of::<E>() + 16)) as u64
+}
+
+/// The heap bytes the model reports for the state saves in `records`.
+fn saved_heap<'r, M: LogicalProcess>(records: impl Iterator<Item = &'r Processed<M>>) -> u64 {
+    records
+        .filter_map(|record| record.snapshot.as_ref())
+        .map(|(model, _)| model.heap_bytes() as u64)
+        .sum()
 }
 
 /// The state-save interval that costs least per event (see [`Worker::adapt_checkpoint`]),

@@ -50,24 +50,25 @@ pub use loopback::{Loopback, loopback};
 pub use transport::{Arrived, Transport, TransportError};
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use warpsim_core::{
-    Committed, EventKey, LogicalProcess, LpId, OutputSink, Report, RunError, SimError, StopReason,
-    Time, TraceHash,
+    EventKey, LogicalProcess, LpId, OutputSink, Report, RunError, SimError, StopReason, Time,
+    TraceHash,
 };
 
 use crate::config::TimeWarp;
 use crate::gvt::{GvtPort, GvtShared};
-use crate::kernel::{Crew, Initialised, assemble, initialise};
+use crate::kernel::{Crew, Initialised, assemble, deliver_below, initialise};
 use crate::stats::TimeWarpStats;
+use crate::watch::{Watchdog, default_hook};
 use crate::worker::{
-    Counters, Gauge, LpState, Msg, Shared, StopInfo, Summary, ToCoordinator, key_max, route_entry,
+    Counters, LpState, Msg, Shared, StopInfo, Summary, ToCoordinator, key_max, route_entry,
     route_of,
 };
 
@@ -321,7 +322,10 @@ impl TimeWarp {
         let started = Instant::now();
         let rank = transport.rank();
         let ranks = transport.ranks();
-        let threads = self.threads;
+        // Never more workers in all than LPs (every rank computes the same).
+        let threads = self
+            .effective_threads(lps.len())
+            .min((lps.len() / ranks.max(1)).max(1));
         let n_lps = u32::try_from(lps.len()).unwrap_or(u32::MAX);
         let stats = TimeWarpStats {
             threads,
@@ -386,8 +390,17 @@ impl TimeWarp {
         let Initialised { states, pending } =
             match initialise(&self.config, n_lps, lps, (rank == 0).then_some(&mut *sink)) {
                 Ok(initialised) => initialised,
-                Err(error) => return (fail(error, report), stats),
+                Err((error, pending)) => {
+                    let mut report = report;
+                    report.pending_at_end = pending;
+                    return (fail(error, report), stats);
+                }
             };
+        if let Err(error) = self.check_memory::<M>(&pending) {
+            let mut report = report;
+            report.pending_at_end = pending.iter().map(BTreeMap::len).sum();
+            return (fail(error, report), stats);
+        }
 
         // Ground rule 1: placement. Another rank's LP routes to the gateway, `threads`.
         let mut route: Vec<AtomicU64> = Vec::with_capacity(states.len());
@@ -402,19 +415,13 @@ impl TimeWarp {
                 route.push(route_entry(threads as u32, owner as u32));
             }
         }
-        let settings = self.settings(n_lps);
-        let shared: Shared<M::Output> = Shared {
-            gvt: GvtShared::external(threads + 1, EventKey::init(LpId::new(0)), key_max()),
-            stop: AtomicBool::new(false),
-            stop_info: Mutex::new(None),
-            gauges: (0..threads).map(|_| Gauge::default()).collect(),
-            barrier: Barrier::new(threads + 1),
-            landed: Barrier::new(threads + 1),
-            plan: Mutex::new(None),
-            migration_barrier: Barrier::new(threads),
-            in_flight: AtomicI64::new(0),
-            finishing: AtomicUsize::new(0),
-        };
+        let settings = self.settings(n_lps, threads);
+        let shared: Shared<M::Output> = Shared::new(
+            GvtShared::external(threads + 1, EventKey::init(LpId::new(0)), key_max()),
+            threads,
+            threads + 1,
+            self.warnings.hook.clone().unwrap_or_else(default_hook),
+        );
         let (senders, receivers): (Vec<_>, Vec<_>) = (0..=threads)
             .map(|_| crossbeam_channel::unbounded())
             .unzip();
@@ -432,7 +439,7 @@ impl TimeWarp {
                 shared: &shared,
                 transfer: &transfer,
             };
-            crew.spawn(
+            let running = crew.spawn(
                 scope,
                 &format!("timewarp-{rank}"),
                 owned,
@@ -466,7 +473,6 @@ impl TimeWarp {
                 inbox: gateway_inbox,
                 from_workers,
                 ranks,
-                threads,
                 out: (0..ranks).map(|_| Vec::new()).collect(),
                 packets: Vec::new(),
                 worker_bounds: vec![EventKey::init(LpId::new(0)); threads],
@@ -475,6 +481,12 @@ impl TimeWarp {
                 summaries: Vec::new(),
                 end_time: self.config.end_time,
                 placeholder: false,
+                running,
+                watchdog: Watchdog::new(
+                    threads,
+                    self.warnings.slow_handler,
+                    shared.warnings.clone(),
+                ),
             };
             for (source, bytes) in early {
                 gateway.gate.arrived(source, bytes);
@@ -492,7 +504,6 @@ struct Gateway<'a, 't, M: LogicalProcess, T> {
     inbox: Receiver<Vec<Msg<M::Event>>>,
     from_workers: Receiver<ToCoordinator<M::Output>>,
     ranks: usize,
-    threads: usize,
     /// Per destination rank: messages to pack.
     out: Vec<Vec<Msg<M::Event>>>,
     /// Packed, to send.
@@ -507,6 +518,9 @@ struct Gateway<'a, 't, M: LogicalProcess, T> {
     end_time: f64,
     /// This rank stopped because another rank failed (its stop record is not the error).
     placeholder: bool,
+    /// Workers that started (and will each hand in a summary).
+    running: usize,
+    watchdog: Watchdog,
 }
 
 impl<M, T> Gateway<'_, '_, M, T>
@@ -556,6 +570,8 @@ where
         let mut last_round = Instant::now();
         loop {
             let mut busy = self.pump(sink)?;
+            self.watchdog
+                .look(&self.shared.beats, self.shared.gvt.current().time);
             match phase {
                 Phase::Idle => {
                     if self.shared.stop.load(Ordering::SeqCst)
@@ -798,12 +814,7 @@ where
             .copied()
             .min()
             .unwrap_or_else(key_max);
-        // Stable: one event's outputs keep their emission order.
-        self.gate.outputs.sort_by_key(|(key, _, _)| *key);
-        let ready = self.gate.outputs.partition_point(|(key, _, _)| *key < safe);
-        for (key, lp, output) in self.gate.outputs.drain(..ready) {
-            sink.deliver(Committed { key, lp, output });
-        }
+        deliver_below(&mut self.gate.outputs, safe, sink, self.shared);
     }
 
     /// Lets the workers finish at `stop` after a failure: no more messages will come.
@@ -816,7 +827,7 @@ where
         });
         self.shared.barrier.wait();
         self.shared.landed.wait();
-        while self.summaries.len() < self.threads {
+        while self.summaries.len() < self.running {
             match self.from_workers.recv() {
                 Ok(ToCoordinator::Finished { summary, .. }) => self.summaries.push(*summary),
                 Ok(ToCoordinator::Committed { .. }) => {}
@@ -848,7 +859,7 @@ where
         // The workers wait at `landed` whatever happened, or the rank would never return.
         self.shared.landed.wait();
         let deadline = Instant::now() + self.transport.timeout();
-        while self.summaries.len() < self.threads {
+        while self.summaries.len() < self.running {
             match self.from_workers.recv_deadline(deadline) {
                 Ok(msg) => self.coordinate(msg, sink),
                 Err(_) => {
