@@ -85,7 +85,7 @@ impl fmt::Display for Warning {
             ),
             Warning::MemoryBudgetExceeded { budget, used } => write!(
                 f,
-                "the memory budget of {budget} bytes cannot be kept even with minimal optimism (about {used} bytes in use); the run goes on, slowly and over budget"
+                "the memory budget of {budget} bytes cannot be kept even with minimal optimism (about {used} bytes in use); the run goes on over budget"
             ),
         }
     }
