@@ -109,10 +109,14 @@
 
 pub mod cluster;
 mod config;
+mod control;
 mod gvt;
 mod kernel;
 mod lpheap;
+mod message;
 mod pending;
+mod setup;
+mod shared;
 mod stats;
 mod sync;
 mod watch;
