@@ -7,7 +7,7 @@ use warpsim_core::{EventKey, LogicalProcess, LpId};
 
 use super::Worker;
 use super::lp::{Transfer, saved_heap};
-use crate::lpheap::LpHeap;
+use crate::lpqueue::LpQueue;
 
 /// GVTs between two load-balancing decisions, and the smallest imbalance acted on (the
 /// busiest worker's load over the mean).
@@ -196,7 +196,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// route entries, the LP heap, the lists of LPs in each state, the size counts, and
     /// the early antimessages (`extra`, by LP id, plus any kept by [`Worker::extract`]).
     pub(super) fn rebuild(&mut self, extra: Vec<(LpId, EventKey)>) {
-        self.heap = LpHeap::new(self.lps.len());
+        self.heap = LpQueue::new(self.lps.len());
         self.lists.dirty.clear();
         self.lists.deferred.clear();
         self.lists.withdrawn.clear();

@@ -50,7 +50,7 @@ use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, TraceHash};
 
 use crate::control::{CheckpointControl, MemoryControl, WindowControl};
 use crate::gvt::GvtPort;
-use crate::lpheap::LpHeap;
+use crate::lpqueue::LpQueue;
 use crate::message::{Msg, Route};
 use crate::shared::{Counters, Settings, Shared, StopInfo, Summary, ToCoordinator};
 use crate::watch::quiet_panics_on_this_thread;
@@ -79,7 +79,7 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     settings: &'a Settings,
     shared: &'a Shared<M::Output>,
     /// The LPs with an executable event, by (time, age) of their smallest one.
-    heap: LpHeap,
+    heap: LpQueue,
     mail: Mailbox<M::Event>,
     to_coordinator: Sender<ToCoordinator<M::Output>>,
     port: GvtPort<EventKey>,
@@ -189,7 +189,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         let settings = parts.settings;
         let mut worker = Worker {
             index: parts.index,
-            heap: LpHeap::new(parts.lps.len()),
+            heap: LpQueue::new(parts.lps.len()),
             lps: parts.lps,
             route: parts.route,
             settings,
