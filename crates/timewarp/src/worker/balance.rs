@@ -198,6 +198,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
     pub(super) fn rebuild(&mut self, extra: Vec<(LpId, EventKey)>) {
         self.heap = LpQueue::new(self.lps.len());
         self.lists.dirty.clear();
+        self.lists.dirty_bits.clear();
+        self.lists.dirty_bits.resize(self.lps.len().div_ceil(64), 0);
         self.lists.deferred.clear();
         self.lists.withdrawn.clear();
         self.lists.failed.clear();
@@ -226,7 +228,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             lp.queued = None;
             lp.in_held = false;
             if lp.in_dirty {
-                self.lists.dirty.push(l as u32);
+                self.lists.mark_dirty(l);
             }
             if lp.in_deferred {
                 self.lists.deferred.push(l as u32);
