@@ -1,7 +1,7 @@
 //! Typed errors of the model API and the kernels.
 
 use crate::report::Report;
-use crate::time::{LpId, Time};
+use crate::time::{EventKey, LpId, Time};
 
 /// A time or delay that was refused.
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
@@ -118,6 +118,20 @@ pub enum SimError {
     /// tell which LP's, or a bug of the kernel). The run stopped at once on every thread.
     #[error("internal error: {0}")]
     Internal(String),
+    /// Two pending events have the same key: their causal identities collided (see
+    /// [`EventKey`](crate::EventKey), "Uniqueness"; a chance of about one in 2⁶⁴ per pair of
+    /// sends that also land at the same time). The run stops rather than order them
+    /// arbitrarily; another seed will almost surely not collide.
+    #[error(
+        "two pending events for {dest} have the same key (time {}, sent by {} at time {}): their identities collided, a chance of about 1 in 2^64; run again with another seed",
+        key.time, key.src, key.sent
+    )]
+    DuplicateKey {
+        /// The LP both events are for.
+        dest: LpId,
+        /// Their key.
+        key: EventKey,
+    },
     /// More than `u32::MAX` events pending at once.
     #[error("pending-event set is full (more than {} events)", u32::MAX)]
     QueueFull,

@@ -99,7 +99,13 @@ pub struct EventHandle {
 impl EventHandle {
     /// A handle that names no event (returned by a failed [`Ctx::send`]).
     pub const DEAD: EventHandle = EventHandle {
-        key: EventKey::new(Time::ZERO, u32::MAX, LpId::new(u32::MAX), u64::MAX),
+        key: EventKey::new(
+            Time::ZERO,
+            u32::MAX,
+            LpId::new(u32::MAX),
+            Time::ZERO,
+            u64::MAX,
+        ),
         dest: LpId::new(u32::MAX),
         locator: u64::MAX,
     };
@@ -122,7 +128,7 @@ impl EventHandle {
 
 impl PartialEq for EventHandle {
     fn eq(&self, other: &Self) -> bool {
-        self.key.src == other.key.src && self.key.seq == other.key.seq && self.dest == other.dest
+        self.key.same_send(&other.key) && self.dest == other.dest
     }
 }
 
@@ -147,14 +153,13 @@ pub struct SendError<E> {
     pub event: E,
 }
 
-/// Kernel-side state of one LP that must roll back with it: its random stream, its send
-/// counter and (for buffered kernels) the record of the events it cancelled or moved.
+/// Kernel-side state of one LP that must roll back with it: its random stream and (for
+/// buffered kernels) the record of the events it cancelled or moved.
 ///
 /// Kernels save it beside the model state and restore both together.
 #[derive(Clone, Debug)]
 pub struct LpMeta {
     pub(crate) rng: LpRng,
-    pub(crate) next_seq: u64,
     /// Critical time of the LP's last event (critical-path analysis only).
     pub(crate) crit: f64,
     pub(crate) retractions: RetractionLog,
@@ -165,15 +170,14 @@ impl LpMeta {
     pub fn new(seed: u64, lp: LpId) -> LpMeta {
         LpMeta {
             rng: crate::rng::lp_rng(seed, lp.get()),
-            next_seq: 0,
             crit: 0.0,
             retractions: RetractionLog::default(),
         }
     }
 }
 
-/// What an LP has done to the events it sent (buffered kernels only): for each send counter
-/// value it cancelled or moved, the event's current key (or `None` once cancelled) and the
+/// What an LP has done to the events it sent (buffered kernels only): for each send (by its
+/// causal identity) it cancelled or moved, the event's current key (or `None` once cancelled) and the
 /// largest key any copy of its handle can carry. This lets `cancel` and `reschedule` answer
 /// from the LP's own state, without asking the receiver — which an optimistic kernel cannot.
 #[derive(Clone, Debug, Default)]
@@ -183,7 +187,9 @@ pub(crate) struct RetractionLog {
 
 #[derive(Clone, Copy, Debug)]
 struct Retraction {
-    seq: u64,
+    /// The send's identity (`sent`, `id` of its key).
+    sent: Time,
+    id: u64,
     current: Option<EventKey>,
     /// Largest key the event ever had: once the LP is past it, no handle copy can name a
     /// pending event, and the entry can go.
@@ -197,27 +203,32 @@ impl RetractionLog {
             .entries
             .iter()
             .rev()
-            .find(|entry| entry.seq == handle.key.seq)
+            .find(|entry| entry.sent == handle.key.sent && entry.id == handle.key.id)
         {
             Some(entry) => entry.current,
             None => Some(handle.key),
         }
     }
 
-    fn record(&mut self, seq: u64, old: EventKey, new: Option<EventKey>, now: EventKey) {
+    fn record(&mut self, old: EventKey, new: Option<EventKey>, now: EventKey) {
         // Forget entries no handle can still use, so the log (cloned with every state save)
         // stays as small as the number of live moved or cancelled events.
         if self.entries.len() >= 16 {
             self.entries.retain(|entry| entry.max_key > now);
         }
         let max_key = new.map_or(old, |new| new.max(old));
-        match self.entries.iter_mut().find(|entry| entry.seq == seq) {
+        match self
+            .entries
+            .iter_mut()
+            .find(|entry| entry.sent == old.sent && entry.id == old.id)
+        {
             Some(entry) => {
                 entry.current = new;
                 entry.max_key = entry.max_key.max(max_key);
             }
             None => self.entries.push(Retraction {
-                seq,
+                sent: old.sent,
+                id: old.id,
                 current: new,
                 max_key,
             }),
@@ -248,7 +259,8 @@ pub enum Effect<E> {
         /// Its key before the cancel.
         key: EventKey,
     },
-    /// The pending event at `dest` with key `from` now has key `to` (same `src` and `seq`).
+    /// The pending event at `dest` with key `from` now has key `to` (the same send: same
+    /// `src`, `sent` and `id`).
     Move {
         /// Destination of the event.
         dest: LpId,
@@ -268,6 +280,8 @@ pub enum Effect<E> {
 /// error in the model instead.
 pub struct Ctx<'a, M: LogicalProcess> {
     pub(crate) key: EventKey,
+    /// Sends this handler has made so far (the place of the next among them).
+    pub(crate) sends: u64,
     pub(crate) me: LpId,
     pub(crate) n_lps: u32,
     pub(crate) meta: &'a mut LpMeta,
@@ -316,6 +330,7 @@ impl<'a, M: LogicalProcess> Ctx<'a, M> {
     ) -> Ctx<'a, M> {
         Ctx {
             key,
+            sends: 0,
             me: lp,
             n_lps,
             meta,
@@ -436,7 +451,10 @@ impl<M: LogicalProcess> Ctx<'_, M> {
             Ok(time_age) => time_age,
             Err(error) => return Err(SendError { error, event }),
         };
-        let key = EventKey::new(time, age, self.me, self.meta.next_seq);
+        // The send's causal identity (see `EventKey`): only the event being handled and the
+        // send's place among its sends.
+        let id = self.key.first_send_id().wrapping_add(self.sends);
+        let key = EventKey::new(time, age, self.me, self.key.time, id);
         let locator = match &mut self.backend {
             Backend::Direct {
                 queue,
@@ -472,7 +490,7 @@ impl<M: LogicalProcess> Ctx<'_, M> {
                 u64::MAX
             }
         };
-        self.meta.next_seq += 1;
+        self.sends += 1;
         Ok(EventHandle {
             key,
             dest: to,
@@ -492,11 +510,7 @@ impl<M: LogicalProcess> Ctx<'_, M> {
         }
         let queue_handle = Handle::from_raw(handle.locator);
         match queue.get(queue_handle) {
-            Some((key, pending))
-                if key.src == handle.key.src
-                    && key.seq == handle.key.seq
-                    && pending.dest == handle.dest =>
-            {
+            Some((key, pending)) if key.same_send(&handle.key) && pending.dest == handle.dest => {
                 Some(queue_handle)
             }
             _ => None,
@@ -533,7 +547,7 @@ impl<M: LogicalProcess> Ctx<'_, M> {
                 let now = self.key;
                 self.meta
                     .retractions
-                    .record(handle.key.seq, handle.key.max(current), None, now);
+                    .record(handle.key.max(current), None, now);
                 if let Backend::Buffered(effects) = &mut self.backend {
                     effects.push(Effect::Withdraw {
                         dest: handle.dest,
@@ -568,7 +582,7 @@ impl<M: LogicalProcess> Ctx<'_, M> {
                 return false;
             }
         };
-        let key = EventKey::new(time, age, handle.key.src, handle.key.seq);
+        let key = EventKey::new(time, age, handle.key.src, handle.key.sent, handle.key.id);
         let now = self.key;
         match &mut self.backend {
             Backend::Direct {
@@ -590,12 +604,9 @@ impl<M: LogicalProcess> Ctx<'_, M> {
                     from: current,
                     to: key,
                 });
-                self.meta.retractions.record(
-                    handle.key.seq,
-                    handle.key.max(current),
-                    Some(key),
-                    now,
-                );
+                self.meta
+                    .retractions
+                    .record(handle.key.max(current), Some(key), now);
             }
         }
         handle.key = key;

@@ -19,8 +19,8 @@ use crate::time::{EventKey, LpId};
 ///
 /// ```
 /// use warpsim_core::{EventKey, LpId, Time, TraceHash};
-/// let k1 = EventKey::new(Time::new(1.0).unwrap(), 0, LpId::new(0), 0);
-/// let k2 = EventKey::new(Time::new(2.0).unwrap(), 0, LpId::new(1), 0);
+/// let k1 = EventKey::new(Time::new(1.0).unwrap(), 0, LpId::new(0), Time::ZERO, 0);
+/// let k2 = EventKey::new(Time::new(2.0).unwrap(), 0, LpId::new(1), Time::ZERO, 0);
 /// let (mut a, mut b) = (TraceHash::default(), TraceHash::default());
 /// a.add(&k1, LpId::new(1));
 /// a.add(&k2, LpId::new(0));
@@ -47,7 +47,8 @@ impl TraceHash {
     pub fn add(&mut self, key: &EventKey, dest: LpId) {
         let mut h = mix(key.time.as_f64().to_bits() ^ 0x9e37_79b9_7f4a_7c15);
         h = mix(h ^ (u64::from(key.age) << 32 | u64::from(key.src.get())));
-        h = mix(h ^ key.seq);
+        h = mix(h ^ key.sent.as_f64().to_bits());
+        h = mix(h ^ key.id);
         h = mix(h ^ u64::from(dest.get()));
         self.sum = self.sum.wrapping_add(h);
         self.count += 1;

@@ -161,6 +161,7 @@ impl Kernel for Sequential {
             let key = EventKey::init(lp);
             let mut ctx = Ctx::<M> {
                 key,
+                sends: 0,
                 me: lp,
                 n_lps,
                 meta: &mut slot.meta,
@@ -200,6 +201,9 @@ impl Kernel for Sequential {
 
         let mut committed: u64 = 0;
         let mut last_time = 0.0f64;
+        // The last event run: one with the same key and destination would be a collision of
+        // causal identities (see `EventKey`), which equal keys come out of the queue next to.
+        let mut last_run: Option<(EventKey, LpId)> = None;
         let stop_reason = loop {
             if committed >= max_events {
                 break StopReason::EventLimit;
@@ -214,10 +218,20 @@ impl Kernel for Sequential {
                 break StopReason::EndTime;
             }
             let Pending { dest, crit, event } = pending;
+            if last_run == Some((key, dest)) {
+                report.events_committed = committed;
+                report.events_processed = committed;
+                report.trace_hash = trace;
+                report.end_time = last_time;
+                report.pending_at_end = queue.len() + 1;
+                return fail(SimError::DuplicateKey { dest, key }, report);
+            }
+            last_run = Some((key, dest));
             let slot = &mut slots[dest.index()];
             let crit_start = slot.meta.crit.max(crit);
             let mut ctx = Ctx::<M> {
                 key,
+                sends: 0,
                 me: dest,
                 n_lps,
                 meta: &mut slot.meta,

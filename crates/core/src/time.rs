@@ -174,23 +174,47 @@ impl fmt::Display for LpId {
     }
 }
 
-/// The total order of events: `(time, age, src, seq)`.
+/// The total order of events: `(time, age, src, sent, id)`.
 ///
 /// - `time`: when the event happens.
 /// - `age`: 0 for an event sent with a positive delay; for an event that lands at its sender's
 ///   own time (a zero delay), one more than the sending event's age. This keeps every event
 ///   strictly after the event that caused it, which Time Warp needs for causality, and orders
 ///   zero-delay cascades the same way on every kernel.
-/// - `src`, `seq`: the sending LP and its send counter, so ties are broken by who sent the
-///   event and in what order — never by arrival order, which differs between kernels.
+/// - `src`: the sending LP.
+/// - `sent`, `id`: the send's *causal identity* — the time of the event whose handler sent it,
+///   and an identity derived from that event's key and the send's place among its sends
+///   (see below). Ties are broken by who sent the event, when, and in what order — never by
+///   arrival order, which differs between kernels.
 ///
-/// Keys are unique within a run because `(src, seq)` is.
+/// # Causal identity
+///
+/// `id` is `h + i`, where `h` is a 64-bit hash of the sending event's `(age, src, id)` and `i`
+/// the send's place among that event's sends (0, 1, …). So a send's key depends only on the
+/// event that sent it, never on how many other events its sender handled before. That is
+/// what lets Time Warp's lazy cancellation recognise a message regenerated after a rollback:
+/// a straggler that makes an LP send one extra message does not renumber the sends of the
+/// events it re-executes afterwards.
+///
+/// The order among one sender's events at one time and age is therefore: by the time they
+/// were sent (first in, first out), then, for sends of one event, in the order it made them;
+/// sends of two *different* events the sender handled at the same time are ordered by `h`,
+/// arbitrary but the same on every kernel.
+///
+/// **Uniqueness.** Two events' keys are equal only if they come from the same sender, were
+/// sent at the same time, happen at the same time and age, and their ids are equal. Within
+/// one sending event ids differ (`h + i`); two distinct sending events at one LP and one time
+/// differ in `(age, src, id)`, so their `h` differ unless the hash collides — a chance of
+/// about `n² / 2⁶⁴` for `n` such events, and then only if their sends also land at the same
+/// time and age. Every kernel checks: two pending events with one key stop the run with
+/// [`SimError::DuplicateKey`](crate::SimError::DuplicateKey), never a wrong result.
 ///
 /// ```
 /// use warpsim_core::{EventKey, LpId, Time};
-/// let a = EventKey::new(Time::new(1.0).unwrap(), 0, LpId::new(5), 9);
-/// let b = EventKey::new(Time::new(1.0).unwrap(), 0, LpId::new(6), 0);
-/// let c = EventKey::new(Time::new(1.0).unwrap(), 1, LpId::new(0), 0);
+/// let t = |x: f64| Time::new(x).unwrap();
+/// let a = EventKey::new(t(1.0), 0, LpId::new(5), t(0.5), 9);
+/// let b = EventKey::new(t(1.0), 0, LpId::new(6), t(0.0), 0);
+/// let c = EventKey::new(t(1.0), 1, LpId::new(0), t(1.0), 0);
 /// assert!(a < b && b < c);
 /// ```
 #[derive(
@@ -203,25 +227,57 @@ pub struct EventKey {
     pub age: u32,
     /// The LP that sent the event.
     pub src: LpId,
-    /// The sender's send counter when it sent the event.
-    pub seq: u64,
+    /// When it was sent: the time of the event whose handler sent it (0 for `init`).
+    pub sent: Time,
+    /// Its identity among the sends `src` made at `sent` (see "Causal identity").
+    pub id: u64,
 }
 
 impl EventKey {
     /// Builds a key.
-    pub const fn new(time: Time, age: u32, src: LpId, seq: u64) -> EventKey {
+    pub const fn new(time: Time, age: u32, src: LpId, sent: Time, id: u64) -> EventKey {
         EventKey {
             time,
             age,
             src,
-            seq,
+            sent,
+            id,
         }
     }
 
-    /// The pseudo-key under which an LP's `init` runs: time 0, age 0, its own id, seq 0.
-    /// No real event has this key, because a send at time 0 from `init` has age 1.
+    /// The pseudo-key under which an LP's `init` runs: time 0, age 0, its own id, sent at 0,
+    /// id 0. No real event has this key, because a send at time 0 from `init` has age 1.
     pub const fn init(lp: LpId) -> EventKey {
-        EventKey::new(Time::ZERO, 0, lp, 0)
+        EventKey::new(Time::ZERO, 0, lp, Time::ZERO, 0)
+    }
+
+    /// Whether `self` and `other` name the same send: the same sender and causal identity.
+    /// A rescheduled event keeps its identity while its time and age change.
+    ///
+    /// ```
+    /// use warpsim_core::{EventKey, LpId, Time};
+    /// let t = |x: f64| Time::new(x).unwrap();
+    /// let sent = EventKey::new(t(3.0), 0, LpId::new(1), t(1.0), 7);
+    /// let moved = EventKey::new(t(5.0), 0, LpId::new(1), t(1.0), 7);
+    /// assert!(sent.same_send(&moved));
+    /// assert!(!sent.same_send(&EventKey::new(t(3.0), 0, LpId::new(1), t(1.0), 8)));
+    /// ```
+    pub fn same_send(&self, other: &EventKey) -> bool {
+        self.src == other.src && self.sent == other.sent && self.id == other.id
+    }
+
+    /// The identity of this event's first send (`h` in "Causal identity"); its `i`-th send
+    /// gets `first_send_id() + i`.
+    #[inline]
+    pub(crate) fn first_send_id(&self) -> u64 {
+        // Two rounds of splitmix64's finaliser over the event's tie-break fields.
+        let mix = |mut z: u64| {
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        let tie = (u64::from(self.age) << 32) | u64::from(self.src.get());
+        mix(mix(tie ^ 0x9e37_79b9_7f4a_7c15) ^ self.id)
     }
 }
 

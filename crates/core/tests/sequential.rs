@@ -42,7 +42,7 @@ impl LogicalProcess for Recorder {
 }
 
 #[test]
-fn events_run_in_time_then_sender_then_sequence_order() {
+fn events_run_in_time_then_sender_then_send_order() {
     for queue in QUEUES {
         let lps = vec![
             Recorder {
@@ -55,12 +55,27 @@ fn events_run_in_time_then_sender_then_sequence_order() {
         ];
         let (report, outputs) = run(queue, RunConfig::new(1), lps);
         assert_eq!(report.events_committed, 4);
+        // A send's identity is its sending event's first id plus its place among that
+        // event's sends (here `init`'s): recover the place.
+        let first = |src: u32| {
+            outputs
+                .iter()
+                .filter(|c| c.key.src.get() == src)
+                .map(|c| c.key.id)
+                .min()
+                .unwrap()
+        };
         let seen: Vec<(u32, u64, f64)> = outputs
             .iter()
-            .map(|c| (c.key.src.get(), c.key.seq, c.output.1))
+            .map(|c| {
+                let src = c.key.src.get();
+                (src, c.key.id - first(src), c.output.1)
+            })
             .collect();
-        // Time 1: LP 0's seq 1 and seq 2, then LP 1's seq 0; time 2: LP 0's seq 0.
+        // Time 1: LP 0's sends 1 and 2, then LP 1's send 0; time 2: LP 0's send 0.
         assert_eq!(seen, [(0, 1, 1.0), (0, 2, 1.0), (1, 0, 1.0), (0, 0, 2.0)]);
+        // All sent at time 0 (by `init`).
+        assert!(outputs.iter().all(|c| c.key.sent.as_f64() == 0.0));
         assert_eq!(report.stop_reason, StopReason::Drained);
         assert_eq!(report.end_time, 2.0);
     }
@@ -398,7 +413,7 @@ impl LogicalProcess for Chaos {
             let index = ctx.rng().random_range(0..self.pending.len());
             let handle = self.pending.swap_remove(index);
             let cancelled = ctx.cancel(handle);
-            ctx.emit((cancelled, handle.key().seq));
+            ctx.emit((cancelled, handle.key().id));
             if cancelled {
                 // Replace the cancelled event, so the population stays constant.
                 sends = 2;
@@ -407,7 +422,7 @@ impl LogicalProcess for Chaos {
             let index = ctx.rng().random_range(0..self.pending.len());
             let delay = ctx.rng().random::<f64>() * 2.0;
             let moved = ctx.reschedule(&mut self.pending[index], delay);
-            ctx.emit((moved, self.pending[index].key().seq));
+            ctx.emit((moved, self.pending[index].key().id));
         }
         // One send per event (two after a cancel), sometimes at zero delay.
         for _ in 0..sends {

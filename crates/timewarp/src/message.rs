@@ -6,12 +6,8 @@ use warpsim_core::{EventKey, LpId, Time};
 
 /// The key above every real event: "no event".
 pub(crate) fn key_max() -> EventKey {
-    EventKey::new(
-        Time::new(f64::MAX).unwrap_or(Time::ZERO),
-        u32::MAX,
-        LpId::new(u32::MAX),
-        u64::MAX,
-    )
+    let max = Time::new(f64::MAX).unwrap_or(Time::ZERO);
+    EventKey::new(max, u32::MAX, LpId::new(u32::MAX), max, u64::MAX)
 }
 
 /// A message between LPs. Each carries the exact key of the event it concerns.

@@ -39,7 +39,7 @@ impl<E> From<BTreeMap<EventKey, E>> for Pending<E> {
     fn from(map: BTreeMap<EventKey, E>) -> Self {
         let mut pending = Pending::default();
         for (key, event) in map {
-            pending.insert(key, event);
+            let _ = pending.insert(key, event);
         }
         pending
     }
@@ -58,19 +58,23 @@ impl<E> Pending<E> {
     }
 
     #[inline]
-    fn rest_insert(&mut self, key: EventKey, event: E) {
+    fn rest_insert(&mut self, key: EventKey, event: E) -> bool {
         if !self.big.is_empty() {
+            if self.big.contains_key(&key) {
+                return true;
+            }
             self.big.insert(key, event);
-            return;
+            return false;
         }
         match self.search(&key) {
-            Ok(index) => self.small[index].1 = event,
+            Ok(_) => return true,
             Err(_) if self.small.len() >= SMALL => {
                 self.big.extend(self.small.drain(..));
                 self.big.insert(key, event);
             }
             Err(index) => self.small.insert(index, (key, event)),
         }
+        false
     }
 
     #[inline]
@@ -104,16 +108,24 @@ impl<E> Pending<E> {
         self.first.as_ref().map(|(key, _)| *key)
     }
 
-    /// Inserts an event; an event already there under `key` is replaced.
+    /// Inserts an event. Returns `true`, keeping the event already there and dropping the
+    /// new one, when `key` is taken: two events with one key are a collision of causal
+    /// identities (see [`EventKey`]), which the caller reports.
     #[inline]
-    pub(crate) fn insert(&mut self, key: EventKey, event: E) {
+    #[must_use]
+    pub(crate) fn insert(&mut self, key: EventKey, event: E) -> bool {
         match &mut self.first {
-            None => self.first = Some((key, event)),
-            Some((first, value)) if key == *first => *value = event,
+            None => {
+                self.first = Some((key, event));
+                false
+            }
+            Some((first, _)) if key == *first => true,
             Some((first, _)) if key < *first => {
                 if let Some((old_key, old_event)) = self.first.replace((key, event)) {
-                    self.rest_insert(old_key, old_event);
+                    // Smaller than the old first, so the new key is not among the rest.
+                    let _ = self.rest_insert(old_key, old_event);
                 }
+                false
             }
             Some(_) => self.rest_insert(key, event),
         }
@@ -154,7 +166,7 @@ mod tests {
     use warpsim_core::{LpId, Time};
 
     fn key(time: f64, seq: u64) -> EventKey {
-        EventKey::new(Time::new(time).unwrap(), 0, LpId::new(0), seq)
+        EventKey::new(Time::new(time).unwrap(), 0, LpId::new(0), Time::ZERO, seq)
     }
 
     #[test]
@@ -172,8 +184,12 @@ mod tests {
             let shrink = (step / 1000) % 2 == 1;
             match ((state >> 60) % 4, shrink) {
                 (0, _) | (1, false) => {
-                    pending.insert(k, step);
-                    reference.insert(k, step);
+                    // A taken key is refused (and kept), where the map would replace it.
+                    let taken = reference.contains_key(&k);
+                    assert_eq!(pending.insert(k, step), taken);
+                    if !taken {
+                        reference.insert(k, step);
+                    }
                 }
                 (1, true) | (2, false) => assert_eq!(pending.remove(&k), reference.remove(&k)),
                 _ => assert_eq!(pending.pop_first(), reference.pop_first()),

@@ -160,7 +160,7 @@ impl LogicalProcess for FeedingStation {
                 if let Some(index) = self
                     .repairs
                     .iter()
-                    .position(|handle| handle.key().src == key.src && handle.key().seq == key.seq)
+                    .position(|handle| handle.key().same_send(&key))
                 {
                     self.repairs.swap_remove(index);
                 }

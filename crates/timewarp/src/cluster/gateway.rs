@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use warpsim_core::{EventKey, LogicalProcess, LpId, OutputSink, Report, RunError, SimError};
 
 use super::gate::Gate;
-use super::wire::{Packet, WireSummary, cluster_error, encode, key_words, words_key};
+use super::wire::{KEY_WORDS, Packet, WireSummary, cluster_error, encode, key_words, words_key};
 use super::{IDLE_WAIT, MAX_GAP, Transport};
 use crate::kernel::{assemble, deliver_below};
 use crate::message::{Msg, key_max, route_of};
@@ -137,10 +137,11 @@ where
                     let mut mine = vec![white as u64];
                     mine.extend(key_words(stop));
                     let all = self.gather(&mine)?;
-                    if let Some(key) = smallest_stop(&all, 5, 1) {
+                    if let Some(key) = smallest_stop(&all, 1 + KEY_WORDS, 1) {
                         return Ok(Ending::Stopped(key));
                     }
-                    let in_flight: i64 = all.chunks(5).map(|words| words[0] as i64).sum();
+                    let in_flight: i64 =
+                        all.chunks(1 + KEY_WORDS).map(|words| words[0] as i64).sum();
                     if in_flight == 0 {
                         self.gate.balance.remove(&(self.gate.epoch - 1));
                         self.shared.gvt.start();
@@ -167,14 +168,15 @@ where
                         let mut mine = key_words(local).to_vec();
                         mine.extend(key_words(self.local_stop()));
                         let all = self.gather(&mine)?;
-                        if let Some(key) = smallest_stop(&all, 8, 4) {
+                        if let Some(key) = smallest_stop(&all, 2 * KEY_WORDS, KEY_WORDS) {
                             return Ok(Ending::Stopped(key));
                         }
-                        // The heap bounds keys by their (time, age, src) prefix, so a round can
-                        // find a smaller `seq` than the last one did; the last GVT still holds.
+                        // The scheduler bounds keys by their (time, age) prefix, so a round can
+                        // find a smaller rest of the key than the last one did; the last GVT
+                        // still holds.
                         let gvt = all
-                            .chunks(8)
-                            .map(|words| words_key(&words[..4]))
+                            .chunks(2 * KEY_WORDS)
+                            .map(|words| words_key(&words[..KEY_WORDS]))
                             .min()
                             .unwrap_or_else(key_max)
                             .max(self.shared.gvt.current());
@@ -430,7 +432,7 @@ where
 /// `offset`, if any rank has one.
 fn smallest_stop(all: &[u64], stride: usize, offset: usize) -> Option<EventKey> {
     all.chunks(stride)
-        .map(|words| words_key(&words[offset..offset + 4]))
+        .map(|words| words_key(&words[offset..offset + KEY_WORDS]))
         .min()
         .filter(|key| *key != key_max())
 }

@@ -68,14 +68,18 @@ impl From<WireSummary> for Summary {
     }
 }
 
-/// An event key as four words whose lexicographic order is the key's order (times are never
-/// negative, so their bit patterns order like the numbers).
-pub(super) fn key_words(key: EventKey) -> [u64; 4] {
+/// The words of an event key in an all-gather.
+pub(super) const KEY_WORDS: usize = 5;
+
+/// An event key as [`KEY_WORDS`] words whose lexicographic order is the key's order (times
+/// are never negative, so their bit patterns order like the numbers).
+pub(super) fn key_words(key: EventKey) -> [u64; KEY_WORDS] {
     [
         key.time.as_f64().to_bits(),
         u64::from(key.age),
         u64::from(key.src.get()),
-        key.seq,
+        key.sent.as_f64().to_bits(),
+        key.id,
     ]
 }
 
@@ -84,7 +88,8 @@ pub(super) fn words_key(words: &[u64]) -> EventKey {
         Time::new(f64::from_bits(words[0])).unwrap_or(Time::ZERO),
         words[1] as u32,
         LpId::new(words[2] as u32),
-        words[3],
+        Time::new(f64::from_bits(words[3])).unwrap_or(Time::ZERO),
+        words[4],
     )
 }
 

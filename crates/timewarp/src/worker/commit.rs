@@ -47,8 +47,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
         self.absorb_inbox();
         self.drain_local();
         self.flush_all();
-        // The heap orders by (time, age) only, so the smallest pending key is at least that
-        // prefix with the smallest source and `seq`.
+        // The scheduler orders by (time, age) only, so the smallest pending key is at least
+        // that prefix with the smallest source and identity.
         let mut local = match self.next_lp() {
             Some((_, l)) => {
                 let (time, age) = self.lps[l].queued.expect("the first LP is queued");
@@ -56,6 +56,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     Time::new(f64::from_bits(time)).unwrap_or(Time::ZERO),
                     age,
                     LpId::new(0),
+                    Time::ZERO,
                     0,
                 )
             }

@@ -263,9 +263,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 self.restore(l, len);
             }
         }
-        let lp = &mut self.lps[l];
-        lp.pending.insert(key, event);
+        if self.lps[l].pending.insert(key, event) {
+            self.collided(l, key);
+        }
         self.sizes.pending += 1;
+        let lp = &mut self.lps[l];
         lp.failed = Some(Box::new(Failure {
             key,
             error,

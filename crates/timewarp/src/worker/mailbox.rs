@@ -104,7 +104,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     self.rollback(l, key, true);
                 }
                 self.clear_failure(l, key);
-                self.lps[l].pending.insert(key, event);
+                if self.lps[l].pending.insert(key, event) {
+                    self.collided(l, key);
+                }
                 self.sizes.pending += 1;
                 self.counters.peak_pending = self.counters.peak_pending.max(self.sizes.pending);
             }
@@ -148,7 +150,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
                         self.rollback(l, key, false);
                     }
                     self.clear_failure(l, key);
-                    self.lps[l].pending.insert(key, event);
+                    if self.lps[l].pending.insert(key, event) {
+                        self.collided(l, key);
+                    }
                     self.sizes.pending += 1;
                 }
             }
@@ -160,7 +164,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 self.clear_failure(l, first);
                 let lp = &mut self.lps[l];
                 if let Some(event) = lp.pending.remove(&from) {
-                    lp.pending.insert(to, event);
+                    if lp.pending.insert(to, event) {
+                        self.collided(l, to);
+                    }
                 }
             }
         }

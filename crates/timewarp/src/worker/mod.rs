@@ -382,6 +382,19 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         self.send_summary();
     }
 
+    /// Two events for LP `l` have one key (see [`EventKey`], "Uniqueness"): stops the run
+    /// with [`SimError::DuplicateKey`] rather than run them in an arbitrary order.
+    #[cold]
+    fn collided(&mut self, l: usize, key: EventKey) {
+        let dest = self.lps[l].id;
+        self.shared.abort(StopInfo {
+            key: self.gvt,
+            lp: dest,
+            error: SimError::DuplicateKey { dest, key },
+            outputs: None,
+        });
+    }
+
     /// Hands the coordinator this worker's figures (once, whatever happened).
     fn send_summary(&mut self) {
         if self.summary_sent {

@@ -96,9 +96,12 @@ impl<M: LogicalProcess> Worker<'_, M> {
         if self.settings.memory.is_some() {
             self.sizes.save_heap -= saved_heap(lp.processed.range(i..));
         }
+        let mut collided = None;
         for record in lp.processed.drain(i..) {
             self.sizes.outputs -= record.outputs.len();
-            lp.pending.insert(record.key, record.event);
+            if lp.pending.insert(record.key, record.event) {
+                collided = Some(record.key);
+            }
         }
         self.sizes.pending += undone;
         self.sizes.records -= undone;
@@ -109,6 +112,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
             if record.snapshot.is_some() {
                 break;
             }
+        }
+        if let Some(key) = collided {
+            self.collided(l, key);
         }
         // Undo the effects of the undone events, newest first.
         loop {

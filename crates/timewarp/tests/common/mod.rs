@@ -159,7 +159,7 @@ impl LogicalProcess for Chaos {
             let index = ctx.rng().random_range(0..self.pending.len());
             let handle = self.pending.swap_remove(index);
             let cancelled = ctx.cancel(handle);
-            ctx.emit((0, cancelled, handle.key().seq));
+            ctx.emit((0, cancelled, handle.key().id));
             if cancelled {
                 sends = 2;
             }
@@ -167,7 +167,7 @@ impl LogicalProcess for Chaos {
             let index = ctx.rng().random_range(0..self.pending.len());
             let delay = ctx.rng().random::<f64>() * 2.0;
             let moved = ctx.reschedule(&mut self.pending[index], delay);
-            ctx.emit((1, moved, self.pending[index].key().seq));
+            ctx.emit((1, moved, self.pending[index].key().id));
             if tag.is_multiple_of(3) {
                 // Move it again in the same handler.
                 let again = ctx.reschedule(&mut self.pending[index], delay * 0.5);
@@ -190,7 +190,7 @@ impl LogicalProcess for Chaos {
             } else if ctx.rng().random::<f64>() < 0.3 {
                 // Cancel what was just sent, in the same handler.
                 let cancelled = ctx.cancel(handle);
-                ctx.emit((4, cancelled, handle.key().seq));
+                ctx.emit((4, cancelled, handle.key().id));
                 let replacement = ctx.send(to, 0.5, tag);
                 let _ = replacement;
             }
