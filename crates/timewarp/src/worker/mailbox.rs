@@ -163,10 +163,10 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 }
                 self.clear_failure(l, first);
                 let lp = &mut self.lps[l];
-                if let Some(event) = lp.pending.remove(&from) {
-                    if lp.pending.insert(to, event) {
-                        self.collided(l, to);
-                    }
+                if let Some(event) = lp.pending.remove(&from)
+                    && lp.pending.insert(to, event)
+                {
+                    self.collided(l, to);
                 }
             }
         }
