@@ -4,6 +4,8 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::fmt;
 
+use prefetch_index::prefetch_index;
+
 use crate::{Handle, Key, NONE, PendingSet, PushError, PushErrorKind, RescheduleError, check_key};
 
 /// A bucket holding more than this many entries is split into a new rung rather than sorted
@@ -19,6 +21,25 @@ const TOP_FILL: usize = 4;
 
 /// Entries per bucket aimed for when a crowded bucket (or Bottom) is spread over a new rung.
 const CHILD_FILL: usize = 4;
+
+/// Most buckets in one rung. Spreading entries over a rung writes to the end of every
+/// bucket at random; with at most this many buckets the bucket headers (24 bytes each) and
+/// the cache line each bucket is being filled at stay within the L2 cache (1024 × 88 bytes ≈
+/// 90 KB), so the spread streams instead of missing the cache once per entry, whatever the
+/// queue's size. A bucket that receives more entries than `THRES` is spread again over a
+/// finer rung when it is reached: a multi-pass radix distribution, every pass in cache.
+/// (Without the cap, a rung for 10⁶ entries had 250 000 buckets and every entry cost two
+/// cache misses going in; measured in `BENCHMARKS.md`, *Pending-event queues*.)
+const MAX_BUCKETS: usize = 1024;
+
+/// How many entries ahead of the next pop the slab slot of a Bottom entry is prefetched. A pop
+/// reads its entry's slab slot (stamp and value), which at 10⁵–10⁶ entries is a cache miss;
+/// Bottom is sorted, so the slots of the next pops are known and can be fetched in advance.
+const PREFETCH_AHEAD: usize = 4;
+
+/// A child rung of at most this many entries has their slab slots prefetched as it is built
+/// (4096 slots of 32–64 bytes fit in the 1–2 MB L2 cache until they pop).
+const PREFETCH_RUNG_MAX: usize = 4096;
 
 /// Up to this length an insertion into the middle of Bottom just shifts entries; a longer
 /// Bottom is first turned into a new rung (or, if that cannot help, the entry goes to the
@@ -107,7 +128,7 @@ const PURGE_SLACK: usize = 1024;
 pub struct LadderQueue<K, V> {
     /// Value slab, indexed by [`Handle::slot`].
     slots: Vec<Slot<K, V>>,
-    /// Head of the free list through [`Slot::next_free`].
+    /// Head of the free list through [`SlotData::Vacant`].
     free_head: u32,
     /// Live entries (what `len` reports).
     live: usize,
@@ -142,10 +163,49 @@ struct Slot<K, V> {
     /// Bumped whenever an entry stored in the tiers stops representing this slot (pop,
     /// cancel, reschedule); an entry is live only while its stamp matches.
     stamp: u32,
-    /// Next vacant slot while this one is vacant.
-    next_free: u32,
-    /// Key and value while occupied.
-    data: Option<(K, V)>,
+    /// Key and value while occupied; the next vacant slot while vacant (one field for both
+    /// keeps a slot of `(u64, u64)` at 32 bytes, two to a cache line).
+    data: SlotData<K, V>,
+}
+
+/// What a slab slot holds.
+enum SlotData<K, V> {
+    /// Vacant: the next vacant slot of the free list, or [`NONE`].
+    Vacant(u32),
+    /// Occupied by a pending entry.
+    Occupied(K, V),
+}
+
+impl<K, V> SlotData<K, V> {
+    #[inline]
+    fn is_occupied(&self) -> bool {
+        matches!(self, SlotData::Occupied(..))
+    }
+
+    #[inline]
+    fn as_ref(&self) -> Option<(&K, &V)> {
+        match self {
+            SlotData::Occupied(key, value) => Some((key, value)),
+            SlotData::Vacant(_) => None,
+        }
+    }
+
+    #[inline]
+    fn as_mut(&mut self) -> Option<(&mut K, &mut V)> {
+        match self {
+            SlotData::Occupied(key, value) => Some((key, value)),
+            SlotData::Vacant(_) => None,
+        }
+    }
+
+    /// The next vacant slot (only meaningful while vacant).
+    #[inline]
+    fn next_free(&self) -> u32 {
+        match self {
+            SlotData::Vacant(next) => *next,
+            SlotData::Occupied(..) => NONE,
+        }
+    }
 }
 
 /// What the tiers store: a key plus the slot it belongs to.
@@ -310,19 +370,24 @@ impl<K: Key, V> LadderQueue<K, V> {
     #[inline]
     fn live_slot(&self, handle: Handle) -> Option<usize> {
         let slot = self.slots.get(handle.slot as usize)?;
-        (slot.generation == handle.generation && slot.data.is_some())
+        (slot.generation == handle.generation && slot.data.is_occupied())
             .then_some(handle.slot as usize)
     }
 
-    /// Vacates `slot` (its data must already be taken), invalidating handles and entries.
+    /// Vacates the occupied `slot`, invalidating its handles and stored entries, and returns
+    /// its key and value.
     #[inline]
-    fn release(&mut self, slot: usize) {
+    fn release(&mut self, slot: usize) -> Option<(K, V)> {
         let entry = &mut self.slots[slot];
         entry.generation = entry.generation.wrapping_add(1);
         entry.stamp = entry.stamp.wrapping_add(1);
-        entry.next_free = self.free_head;
+        let data = std::mem::replace(&mut entry.data, SlotData::Vacant(self.free_head));
         self.free_head = slot as u32;
         self.live -= 1;
+        match data {
+            SlotData::Occupied(key, value) => Some((key, value)),
+            SlotData::Vacant(_) => None,
+        }
     }
 
     /// Puts an entry into the tier its priority `p` belongs to.
@@ -378,7 +443,9 @@ impl<K: Key, V> LadderQueue<K, V> {
             min = min.min(p);
             max = max.max(p);
         }
-        let n = (self.bottom.len() + self.spill.len()).div_ceil(CHILD_FILL);
+        let n = (self.bottom.len() + self.spill.len())
+            .div_ceil(CHILD_FILL)
+            .min(MAX_BUCKETS);
         let Some(geometry) = geometry(min, max, n) else {
             return false;
         };
@@ -390,10 +457,18 @@ impl<K: Key, V> LadderQueue<K, V> {
 
     /// Makes `entries` the new Bottom (which must be empty), sorted. The two `Vec`s trade
     /// places, so no entry is copied and both allocations stay in use.
-    fn sort_into_bottom(bottom: &mut Vec<Entry<K>>, entries: &mut Vec<Entry<K>>) {
+    fn sort_into_bottom(
+        slots: &[Slot<K, V>],
+        bottom: &mut Vec<Entry<K>>,
+        entries: &mut Vec<Entry<K>>,
+    ) {
         debug_assert!(bottom.is_empty());
         std::mem::swap(bottom, entries);
         bottom.sort_unstable_by_key(|e| Reverse(e.key));
+        // The first pops' slab slots; later ones are prefetched by `pop` as it goes.
+        for entry in bottom.iter().rev().take(PREFETCH_AHEAD) {
+            prefetch_index(slots, entry.slot as usize);
+        }
     }
 
     /// Refills the empty Bottom from the ladder, or the ladder from Top. Returns `false` when
@@ -432,16 +507,29 @@ impl<K: Key, V> LadderQueue<K, V> {
                     min = min.min(p);
                     max = max.max(p);
                 }
-                let n = bucket.len().div_ceil(CHILD_FILL);
+                let n = bucket.len().div_ceil(CHILD_FILL).min(MAX_BUCKETS);
                 if let Some(geometry) = geometry(min, max, n) {
                     // The new rung lives in the same `Vec` as the bucket: move the bucket's
                     // contents out through `scratch`, which keeps both allocations alive.
                     std::mem::swap(bucket, &mut self.scratch);
-                    ladder.push_rung(geometry, n, self.scratch.drain(..));
+                    // A child rung's entries pop soon: fetch their slab slots now, all at
+                    // once (many misses in flight), while the rung is small enough for them
+                    // to stay in cache until then.
+                    let prefetch = self.scratch.len() <= PREFETCH_RUNG_MAX;
+                    let slots = &self.slots;
+                    ladder.push_rung(
+                        geometry,
+                        n,
+                        self.scratch.drain(..).inspect(|entry| {
+                            if prefetch {
+                                prefetch_index(slots, entry.slot as usize);
+                            }
+                        }),
+                    );
                     continue;
                 }
             }
-            Self::sort_into_bottom(&mut self.bottom, bucket);
+            Self::sort_into_bottom(&self.slots, &mut self.bottom, bucket);
             return true;
         }
     }
@@ -455,13 +543,13 @@ impl<K: Key, V> LadderQueue<K, V> {
         self.top_min = f64::INFINITY;
         self.top_max = f64::NEG_INFINITY;
         if self.top.len() > THRES {
-            let n = self.top.len().div_ceil(TOP_FILL);
+            let n = self.top.len().div_ceil(TOP_FILL).min(MAX_BUCKETS);
             if let Some(geometry) = geometry(min, max, n) {
                 self.ladder.push_rung(geometry, n, self.top.drain(..));
                 return;
             }
         }
-        Self::sort_into_bottom(&mut self.bottom, &mut self.top);
+        Self::sort_into_bottom(&self.slots, &mut self.bottom, &mut self.top);
     }
 
     /// Empties every tier when nothing live is left, so the next push starts a fresh epoch
@@ -557,8 +645,8 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
         let slot = if self.free_head != NONE {
             let slot = self.free_head;
             let entry = &mut self.slots[slot as usize];
-            self.free_head = entry.next_free;
-            entry.data = Some((key, value));
+            self.free_head = entry.data.next_free();
+            entry.data = SlotData::Occupied(key, value);
             slot
         } else {
             if self.slots.len() >= NONE as usize {
@@ -571,8 +659,7 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
             self.slots.push(Slot {
                 generation: 0,
                 stamp: 0,
-                next_free: NONE,
-                data: Some((key, value)),
+                data: SlotData::Occupied(key, value),
             });
             (self.slots.len() - 1) as u32
         };
@@ -591,12 +678,12 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
             if self.spill.is_empty()
                 && let Some(entry) = self.bottom.pop()
             {
+                if let Some(ahead) = self.bottom.len().checked_sub(PREFETCH_AHEAD) {
+                    prefetch_index(&self.slots, self.bottom[ahead].slot as usize);
+                }
                 self.stored -= 1;
                 if is_current(&self.slots, &entry) {
-                    let slot = entry.slot as usize;
-                    let data = self.slots[slot].data.take();
-                    self.release(slot);
-                    return data;
+                    return self.release(entry.slot as usize);
                 }
                 continue;
             }
@@ -608,10 +695,7 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
             };
             self.remove_front(from_spill);
             if is_current(&self.slots, &entry) {
-                let slot = entry.slot as usize;
-                let data = self.slots[slot].data.take();
-                self.release(slot);
-                return data;
+                return self.release(entry.slot as usize);
             }
         }
     }
@@ -637,8 +721,7 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
 
     fn cancel(&mut self, handle: Handle) -> Option<(K, V)> {
         let slot = self.live_slot(handle)?;
-        let data = self.slots[slot].data.take();
-        self.release(slot);
+        let data = self.release(slot);
         self.maybe_purge();
         data
     }
