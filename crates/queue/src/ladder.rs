@@ -37,6 +37,17 @@ const MAX_BUCKETS: usize = 1024;
 /// Bottom is sorted, so the slots of the next pops are known and can be fetched in advance.
 const PREFETCH_AHEAD: usize = 4;
 
+/// A queue holding at most this many entries keeps them in one sorted ring (the *small
+/// mode*); one more moves them all into the ladder's tiers. Below `SMALL_MAX / 2`, a ladder
+/// whose rungs are used up goes back to the small mode when it next refills. Both ends of the
+/// hysteresis are far apart, so a set that hovers near the limit does not flip at every
+/// operation, and each switch (O(entries)) is paid for by at least `SMALL_MAX / 2` operations.
+const SMALL_MAX: usize = 64;
+
+/// How many entries from the end an insertion into the small-mode array scans before it
+/// switches to a binary search.
+const SMALL_SCAN: usize = 8;
+
 /// A child rung of at most this many entries has their slab slots prefetched as it is built
 /// (4096 slots of 32–64 bytes fit in the 1–2 MB L2 cache until they pop).
 const PREFETCH_RUNG_MAX: usize = 4096;
@@ -113,6 +124,14 @@ const PURGE_SLACK: usize = 1024;
 /// counts live entries only. Handles carry a 32-bit generation, as for the
 /// [`IndexedHeap`](crate::IndexedHeap).
 ///
+/// **Small sets.** A queue of at most 64 entries keeps them all in one sorted array
+/// (ascending, with a moving head): a push appends (the usual case: the new event is the
+/// latest) or binary-searches and shifts the later entries, a pop advances the head. For a handful of pending events that is several times cheaper than
+/// Top, a sort per refill and Bottom (the feeding-pets model keeps about 14 pending). The
+/// 65th entry moves the array into Top; a ladder whose rungs are used up and whose Top holds
+/// at most 32 entries goes back to the array. Handles are slab slots in both modes, so they
+/// survive every switch.
+///
 /// **Degenerate inputs.** Entries whose priorities cannot be spread over buckets (all equal,
 /// or too close together for an `f64` bucket width) are sorted instead of bucketed; when
 /// the rung cap is reached a crowded bucket is sorted into Bottom. A long Bottom that would
@@ -154,6 +173,15 @@ pub struct LadderQueue<K, V> {
 
     /// Reused buffer for moving a tier's entries into a new rung.
     scratch: Vec<Entry<K>>,
+
+    /// In small mode, every stored entry in `small[small_head..]`, ascending by key; Top, the
+    /// rungs and Bottom are then empty. Pops advance `small_head` (nothing moves); the popped
+    /// prefix is dropped in one move once it is `SMALL_MAX` long. Empty in ladder mode.
+    small: Vec<Entry<K>>,
+    /// Index of the first stored entry of `small`.
+    small_head: usize,
+    /// Whether the queue is in small mode.
+    small_mode: bool,
 }
 
 /// One slab slot.
@@ -363,6 +391,9 @@ impl<K: Key, V> LadderQueue<K, V> {
             bottom: Vec::new(),
             spill: BinaryHeap::new(),
             scratch: Vec::new(),
+            small: Vec::new(),
+            small_head: 0,
+            small_mode: true,
         }
     }
 
@@ -394,6 +425,10 @@ impl<K: Key, V> LadderQueue<K, V> {
     #[inline(always)]
     fn insert(&mut self, entry: Entry<K>, p: f64) {
         self.stored += 1;
+        if self.small_mode {
+            self.insert_small(entry);
+            return;
+        }
         if p > self.top_start {
             self.top.push(entry);
             self.top_min = self.top_min.min(p);
@@ -408,6 +443,81 @@ impl<K: Key, V> LadderQueue<K, V> {
             }
         }
         self.insert_bottom(entry, p);
+    }
+
+    /// Inserts into the small-mode ring, keeping it sorted; a ring that outgrows `SMALL_MAX`
+    /// moves into the ladder's tiers.
+    #[inline]
+    fn insert_small(&mut self, entry: Entry<K>) {
+        // A new event is most often the latest pending one (a simulation schedules ahead of
+        // what it already scheduled): then it is appended. Equal keys: the new entry goes
+        // after them (any order of equal keys is allowed).
+        // Otherwise it is usually among the latest few (a model's delays differ by kind, as
+        // meals and repairs do): a short scan from the end finds its place with predictable
+        // branches; beyond a few steps a binary search does.
+        let len = self.small.len();
+        let mut pos = len;
+        while pos > self.small_head && len - pos < SMALL_SCAN && self.small[pos - 1].key > entry.key
+        {
+            pos -= 1;
+        }
+        if pos > self.small_head && len - pos == SMALL_SCAN && self.small[pos - 1].key > entry.key {
+            pos = self.small_head
+                + self.small[self.small_head..pos].partition_point(|e| e.key <= entry.key);
+        }
+        self.small.insert(pos, entry);
+        if self.small.len() - self.small_head > SMALL_MAX {
+            self.leave_small_mode();
+        } else if self.small_head >= SMALL_MAX {
+            self.small.drain(..self.small_head);
+            self.small_head = 0;
+        }
+    }
+
+    /// Moves the small-mode ring into Top, from where the next refill spreads it over a rung.
+    #[cold]
+    fn leave_small_mode(&mut self) {
+        debug_assert!(self.top.is_empty() && self.bottom.is_empty() && self.ladder.n_rungs == 0);
+        self.small_mode = false;
+        self.top_start = f64::NEG_INFINITY;
+        let head = std::mem::take(&mut self.small_head);
+        for entry in self.small.drain(..).skip(head) {
+            let p = entry.key.priority();
+            self.top_min = self.top_min.min(p);
+            self.top_max = self.top_max.max(p);
+            self.top.push(entry);
+        }
+    }
+
+    /// Moves Top, which the caller knows to be small and the only non-empty tier, into the
+    /// small-mode ring.
+    #[cold]
+    fn enter_small_mode(&mut self) {
+        debug_assert!(self.bottom.is_empty() && self.spill.is_empty() && self.ladder.n_rungs == 0);
+        self.top.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        debug_assert!(self.small.is_empty() && self.small_head == 0);
+        std::mem::swap(&mut self.small, &mut self.top);
+        self.small_mode = true;
+        self.top_min = f64::INFINITY;
+        self.top_max = f64::NEG_INFINITY;
+        self.top_start = f64::NEG_INFINITY;
+    }
+
+    /// Pops the smallest live entry of the small-mode ring.
+    #[inline]
+    fn pop_small(&mut self) -> Option<(K, V)> {
+        while let Some(&entry) = self.small.get(self.small_head) {
+            self.small_head += 1;
+            self.stored -= 1;
+            if self.small_head == self.small.len() {
+                self.small.clear();
+                self.small_head = 0;
+            }
+            if is_current(&self.slots, &entry) {
+                return self.release(entry.slot as usize);
+            }
+        }
+        None
     }
 
     /// Inserts into Bottom (or the spill heap beside it), keeping Bottom sorted. Kept out of
@@ -481,6 +591,12 @@ impl<K: Key, V> LadderQueue<K, V> {
             let ladder = &mut self.ladder;
             if ladder.n_rungs == 0 {
                 if self.top.is_empty() {
+                    return false;
+                }
+                if self.top.len() <= SMALL_MAX / 2 {
+                    // Few entries left: back to the small mode (the caller sees no Bottom
+                    // and asks again, now in small mode).
+                    self.enter_small_mode();
                     return false;
                 }
                 self.transfer_top();
@@ -565,8 +681,11 @@ impl<K: Key, V> LadderQueue<K, V> {
             }
             self.bottom.clear();
             self.spill.clear();
+            self.small.clear();
+            self.small_head = 0;
             self.stored = 0;
         }
+        self.small_mode = true;
         self.ladder.n_rungs = 0;
         self.top_min = f64::INFINITY;
         self.top_max = f64::NEG_INFINITY;
@@ -612,6 +731,9 @@ impl<K: Key, V> LadderQueue<K, V> {
         }
         self.bottom.retain(current);
         self.spill.retain(|Reverse(ByKey(e))| current(e));
+        self.small.drain(..self.small_head);
+        self.small_head = 0;
+        self.small.retain(current);
         self.stored = self.live;
     }
 }
@@ -674,6 +796,9 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
 
     fn pop(&mut self) -> Option<(K, V)> {
         loop {
+            if self.small_mode {
+                return self.pop_small();
+            }
             // Fast path: the spill heap is almost always empty.
             if self.spill.is_empty()
                 && let Some(entry) = self.bottom.pop()
@@ -688,7 +813,7 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
                 continue;
             }
             let Some((entry, from_spill)) = self.front() else {
-                if self.refill() {
+                if self.refill() || self.small_mode {
                     continue;
                 }
                 return None;
@@ -702,8 +827,21 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
 
     fn peek(&mut self) -> Option<(K, &V)> {
         let entry = loop {
+            if self.small_mode {
+                let &entry = self.small.get(self.small_head)?;
+                if is_current(&self.slots, &entry) {
+                    break entry;
+                }
+                self.small_head += 1;
+                self.stored -= 1;
+                if self.small_head == self.small.len() {
+                    self.small.clear();
+                    self.small_head = 0;
+                }
+                continue;
+            }
             let Some((entry, from_spill)) = self.front() else {
-                if self.refill() {
+                if self.refill() || self.small_mode {
                     continue;
                 }
                 return None;
@@ -775,6 +913,7 @@ impl<K: Key, V> fmt::Debug for LadderQueue<K, V> {
             .field("top_start", &self.top_start)
             .field("rungs", &self.ladder.n_rungs)
             .field("bottom", &(self.bottom.len() + self.spill.len()))
+            .field("small", &(self.small.len() - self.small_head))
             .finish()
     }
 }
