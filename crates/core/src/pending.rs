@@ -123,6 +123,12 @@ impl<T> PendingQueue<T> {
         dispatch!(self, queue => queue.reschedule(handle, key))
     }
 
+    /// The next event (the smallest key), without removing it.
+    #[inline]
+    pub(crate) fn peek(&mut self) -> Option<(EventKey, &T)> {
+        dispatch!(self, queue => queue.peek())
+    }
+
     #[inline]
     pub(crate) fn len(&self) -> usize {
         dispatch!(self, queue => queue.len())

@@ -88,6 +88,9 @@ impl Sequential {
     }
 }
 
+/// From this many LPs on, the kernel prefetches the next event's LP record (see `run`).
+const PREFETCH_LPS_FROM: usize = 1 << 14;
+
 /// The message of a caught panic (kernels report it with the LP id).
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(message) = payload.downcast_ref::<&str>() {
@@ -197,6 +200,9 @@ impl Kernel for Sequential {
 
         let mut committed: u64 = 0;
         let mut last_time = 0.0f64;
+        // With many LPs the next event's LP record is a cache miss; fetch it while the current
+        // event runs. (With few LPs the records are in cache and the peek would be wasted.)
+        let prefetch_lps = slots.len() >= PREFETCH_LPS_FROM;
         let stop_reason = loop {
             if committed >= max_events {
                 break StopReason::EventLimit;
@@ -211,6 +217,13 @@ impl Kernel for Sequential {
                 break StopReason::EndTime;
             }
             let Pending { dest, crit, event } = pending;
+            if prefetch_lps && let Some((_, next)) = queue.peek() {
+                // An LP record spans up to two cache lines: the one it starts in and the one
+                // the next record starts in. A prefetch never faults, even past the end.
+                let index = next.dest.index();
+                prefetch_index::prefetch_index(&slots, index);
+                prefetch_index::prefetch_index(&slots, index + 1);
+            }
             let slot = &mut slots[dest.index()];
             let crit_start = slot.meta.crit.max(crit);
             let mut ctx = Ctx::<M> {
