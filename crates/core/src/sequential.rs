@@ -147,7 +147,9 @@ impl Kernel for Sequential {
                 meta: LpMeta::new(config.seed, LpId::new(index as u32)),
             })
             .collect();
-        let mut queue: PendingQueue<Pending<M::Event>> = PendingQueue::new(self.queue);
+        // Most models keep at least one pending event per LP.
+        let mut queue: PendingQueue<Pending<M::Event>> =
+            PendingQueue::with_capacity(self.queue, slots.len());
         let mut outputs: Vec<M::Output> = Vec::new();
         let mut error: Option<SimError> = None;
         let mut sent: Vec<warpsim_queue::Handle> = Vec::new();

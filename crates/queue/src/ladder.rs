@@ -626,8 +626,11 @@ impl<K: Key, V> LadderQueue<K, V> {
                 let n = bucket.len().div_ceil(CHILD_FILL).min(MAX_BUCKETS);
                 if let Some(geometry) = geometry(min, max, n) {
                     // The new rung lives in the same `Vec` as the bucket: move the bucket's
-                    // contents out through `scratch`, which keeps both allocations alive.
-                    std::mem::swap(bucket, &mut self.scratch);
+                    // contents out through `scratch`. The used-up bucket keeps no memory
+                    // (swapping would leave it the old scratch buffer until the rung is
+                    // rebuilt, and a coarse rung's buckets grow as the run goes on, so a
+                    // million-event run would hold hundreds of MB of such spare buffers).
+                    self.scratch = std::mem::take(bucket);
                     // A child rung's entries pop soon: fetch their slab slots now, all at
                     // once (many misses in flight), while the rung is small enough for them
                     // to stay in cache until then.
