@@ -17,7 +17,7 @@
 //! | [`TimersBuilder`], [`TimerQueue`] | a manager's capacity and pending set (ladder queue or heap) |
 //! | [`TimerId`], [`OwnerId`], [`MeterId`], [`MilestoneId`] | generation-checked ids: a stale one never touches anything |
 //! | [`Meter`], [`Curve`] | a value regenerating along a curve; milestones fire when it reaches thresholds |
-//! | [`TimerError`] | every refused call; nothing here panics on bad input |
+//! | [`TimerError`], [`AddError`] | every refused call (a refused add hands its callback back); nothing here panics on bad input |
 //!
 //! # Example: the warlock of the chapter's Figure 1
 //!
@@ -67,6 +67,10 @@
 //! - **Owners** ([`Scheduler::add_owner`]) are the chapter's observer extension: told when
 //!   a timer is cancelled, replaced, finished, or dropped with the manager, and removable as a
 //!   group ([`Scheduler::cancel_owner`]) when the object they stand for is destroyed.
+//! - **`Send`.** Callbacks, owners' observers and curves must be `Send`, so a `Timers<C>` can
+//!   move to another thread or be an engine resource (Bevy's resources are `Send`); a
+//!   callback shares state through `Arc`, or better through the context `C`.
+//! - **A refused add hands its callback back** ([`AddError`]), so nothing it captured is lost.
 //! - **Bad input is an error**, never a panic or a silent clamp: NaN or negative delays, zero
 //!   periods, NaN time scales and the like return a [`TimerError`] and change nothing.
 //!
@@ -110,7 +114,7 @@ mod timers;
 pub use builder::TimerBuilder;
 pub use ctx::TimerCtx;
 pub use curve::{Curve, Exponential, FnCurve, Linear, Logarithmic};
-pub use error::TimerError;
+pub use error::{AddError, TimerError};
 pub use id::{MeterId, MilestoneId, OwnerId, TimerId};
 pub use meter::{Meter, MeterBuilder};
 pub use queue::TimerQueue;

@@ -458,3 +458,10 @@ impl<C> fmt::Debug for Timers<C> {
             .finish()
     }
 }
+
+// `Timers` can live in another thread, or be an engine resource (Bevy requires `Send`):
+// callbacks, owners' observers and curves are all `Send`, and `C` appears only in signatures.
+const _: () = {
+    const fn assert_send<T: Send>() {}
+    assert_send::<Timers<std::rc::Rc<u8>>>();
+};
