@@ -12,6 +12,7 @@
 //! |---|---|
 //! | [`Timers<C>`] | the manager the game loop owns; [`advance`](Timers::advance) fires what is due |
 //! | [`Scheduler<C>`] | everything else — add, cancel, change time, pause, owners, meters; `Timers` derefs to it |
+//! | [`Budget`], [`FrameReport`] | a per-frame limit for [`advance_within`](Timers::advance_within), and what it fired and carried over |
 //! | [`TimerCtx<C>`] | what a callback gets besides `&mut C`: the scheduler, plus what fired |
 //! | [`TimerBuilder`] | a timer with a repeat period, catch-up policy, owner, payload, or replacing another |
 //! | [`TimersBuilder`], [`TimerQueue`] | a manager's capacity and pending set (ladder queue or heap) |
@@ -119,4 +120,4 @@ pub use id::{MeterId, MilestoneId, OwnerId, TimerId};
 pub use meter::{Meter, MeterBuilder};
 pub use queue::TimerQueue;
 pub use scheduler::{CatchUp, RemovalReason, Scheduler};
-pub use timers::{Timers, TimersBuilder};
+pub use timers::{Budget, FrameReport, Timers, TimersBuilder};

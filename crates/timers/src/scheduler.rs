@@ -1311,6 +1311,12 @@ impl<C> Scheduler<C> {
         } else {
             meter.reach_time(milestone.level)
         };
+        // A milestone reached right now (a spend inside a callback brought the value down to
+        // exactly its level, or the meter was just set above it) fires in this very advance,
+        // at this time, instead of being held back to the next frame (ground rule 3). That
+        // cannot loop: a milestone fires once per crossing, and it can only be crossed again
+        // after the value dropped below its level, which takes regeneration time.
+        let park_limit = if reached { f64::NEG_INFINITY } else { now };
         let pending = match milestone.state {
             MilestoneState::Fired if reached => return,
             MilestoneState::Fired => None,
@@ -1322,7 +1328,7 @@ impl<C> Scheduler<C> {
                 if slot.state == State::Paused {
                     slot.state = State::Firing; // unscheduled; `place` puts it back
                 }
-                self.place(idx as u32, at, now);
+                self.place(idx as u32, at, park_limit);
                 return;
             }
             (Some(idx), None) => {
@@ -1335,7 +1341,7 @@ impl<C> Scheduler<C> {
                     crate::timers::fire_milestone(ctx, id, context);
                 });
                 let idx = self.alloc(callback, None, 0);
-                self.place(idx, at, now);
+                self.place(idx, at, park_limit);
                 MilestoneState::Waiting(Some(TimerId {
                     slot: idx,
                     generation: self.slots[idx as usize].generation,

@@ -149,6 +149,12 @@ impl Scenario for TorchesArgs {
     }
 }
 
+/// Seconds without trailing zeros: `15`, `32.5`.
+fn fmt_seconds(time: f64) -> String {
+    let text = format!("{time:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// Flags of the warlock demo.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct WarlockArgs {
@@ -218,7 +224,19 @@ impl Scenario for WarlockArgs {
         let wall = started.elapsed().as_secs_f64();
         let report = timers_report(seed, result.timeline.len() as u64, self.seconds, wall);
         let mut outcome = Outcome::from_result(Ok(report));
-        let mut text = String::from("timeline (game seconds)\n");
+        // The chapter's Figure 1: when each spell becomes ready if nothing is cast.
+        let figure_1: Vec<String> = result
+            .first_ready
+            .iter()
+            .map(|ready| match ready.time {
+                Some(time) => format!("{} in {} s", ready.spell, fmt_seconds(time)),
+                None => format!("{} never", ready.spell),
+            })
+            .collect();
+        let mut text = format!(
+            "Figure 1 (no casting) {}\ntimeline (game seconds)\n",
+            figure_1.join(", ")
+        );
         for event in &result.timeline {
             let _ = writeln!(
                 text,
