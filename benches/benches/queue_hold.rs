@@ -26,11 +26,10 @@
 //! **Sizes.** `N` = 10³ … 10⁶; set `QUEUE_BENCH_1E7=1` to add 10⁷ (about 1.5 GB and several
 //! minutes of warm-up per queue).
 //!
-//! **Clock.** Times are the benchmark thread's CPU time (`/proc/thread-self/schedstat`), not
+//! **Clock.** Times are the benchmark thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), not
 //! wall time, because the benchmark machine is shared with other builds: wall time then
 //! counts the time the thread waits for a core. Set `QUEUE_BENCH_CLOCK=wall` for wall time
-//! (the default where `/proc` is missing). The CPU-time counter advances in scheduler ticks,
-//! so samples are kept long (tens of milliseconds or more).
+//! (the default where the thread clock is missing).
 //!
 //! Run with `cargo bench -p warpsim-benches --bench queue_hold`; results in `BENCHMARKS.md`.
 
@@ -244,10 +243,12 @@ enum Clock {
     Wall,
 }
 
-/// Thread CPU time in nanoseconds, from the scheduler's statistics.
+/// Thread CPU time in nanoseconds (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)` through the
+/// `cpu-time` crate). `/proc/thread-self/schedstat`, used before, only advances at scheduler
+/// ticks, so criterion's shortest samples read zero.
 fn thread_cpu_ns() -> Option<u64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    stat.split_whitespace().next()?.parse().ok()
+    let time = cpu_time::ThreadTime::try_now().ok()?;
+    u64::try_from(time.as_duration().as_nanos()).ok()
 }
 
 fn clock() -> Clock {
