@@ -494,7 +494,7 @@ impl<K: Key, V> LadderQueue<K, V> {
     #[cold]
     fn enter_small_mode(&mut self) {
         debug_assert!(self.bottom.is_empty() && self.spill.is_empty() && self.ladder.n_rungs == 0);
-        self.top.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        self.top.sort_unstable_by_key(|e| e.key);
         debug_assert!(self.small.is_empty() && self.small_head == 0);
         std::mem::swap(&mut self.small, &mut self.top);
         self.small_mode = true;

@@ -98,7 +98,7 @@ impl Sliced {
         };
         let mut done = 0usize;
         while self.index < n && done < limit {
-            if done % 64 == 0
+            if done.is_multiple_of(64)
                 && let Some((started, slice)) = deadline
                 && started.elapsed() >= slice
             {
@@ -151,7 +151,7 @@ impl Sliced {
             }
         }
         // A torch never visited by the end has gone `frames` frames without an update.
-        let never = self.last_visit.iter().any(|&v| v == 0);
+        let never = self.last_visit.contains(&0);
         let tail = self
             .last_visit
             .iter()
