@@ -1,5 +1,6 @@
-//! Pending-event queues under the classic *hold model*, side by side with `std`'s
-//! `BinaryHeap`, plus the cost of cancel and reschedule by handle.
+//! The benchmark of record for pending-event sets: the classic *hold model* and cancel by
+//! handle, with `warpsim-queue`'s sets side by side with `std`'s `BinaryHeap`, the 4-ary
+//! `dary_heap::QuaternaryHeap` and the `echelon` crate's adaptive ladder queue, in one run.
 //!
 //! Keys are `u64` fixed-point times (2³² ticks per time unit), the same for every queue, with
 //! a `u64` payload. Each queue is prefilled with `N` entries at `now + Exp(1)` (`now = 0`),
@@ -10,17 +11,29 @@
 //!   `now + Exp(1)` (keeps `N` constant; reported per pair).
 //! - `reschedule`: move a uniformly random live entry to `now + Exp(1)`.
 //!
-//! The hold group stores no handles (the `BinaryHeap` baseline has none to store); the
-//! handle groups keep the handle of every entry in a `Vec`, as a kernel would.
+//! The hold group stores no handles (the baselines have none to store); the handle groups
+//! keep the handle of every entry in a `Vec`, as a kernel would. The baselines have no cancel,
+//! so in `cancel+push` the two heaps cancel the way one does without handles: *lazy deletion*
+//! (each entry carries a generation; cancel bumps the entry's generation in a side table, pops
+//! would skip entries whose generation is stale, and the heap is rebuilt without them once
+//! they are as many as the live ones). `echelon` is left out of that group: under its
+//! push-only load (no pops) it asked the allocator for 25.8 GB at N = 10⁵ and aborted.
 //!
-//! **Clock.** Times are the benchmark thread's CPU time (`/proc/thread-self/schedstat`), not
+//! **Memory.** Before the timed groups, `bytes per event` lines print each queue's heap bytes
+//! (allocated minus freed, from an instrumented global allocator) after its untimed warm-up,
+//! divided by `N`: what a pending event costs in memory, slack of growing `Vec`s included.
+//!
+//! **Sizes.** `N` = 10³ … 10⁶; set `QUEUE_BENCH_1E7=1` to add 10⁷ (about 1.5 GB and several
+//! minutes of warm-up per queue).
+//!
+//! **Clock.** Times are the benchmark thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), not
 //! wall time, because the benchmark machine is shared with other builds: wall time then
 //! counts the time the thread waits for a core. Set `QUEUE_BENCH_CLOCK=wall` for wall time
-//! (the default where `/proc` is missing). The CPU-time counter advances in scheduler ticks,
-//! so samples are kept long (tens of milliseconds or more).
+//! (the default where the thread clock is missing).
 //!
 //! Run with `cargo bench -p warpsim-benches --bench queue_hold`; results in `BENCHMARKS.md`.
 
+use std::alloc::System;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::hint::black_box;
@@ -34,10 +47,21 @@ use criterion::{
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Exp};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use warpsim_queue::{Handle, IndexedHeap, LadderQueue, PendingSet};
 
-/// Pending-set sizes.
-const SIZES: [usize; 4] = [1_000, 10_000, 100_000, 1_000_000];
+/// Counts heap bytes, for the `bytes per event` lines.
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Pending-set sizes (10⁷ on request, see the module docs).
+fn sizes() -> Vec<usize> {
+    let mut sizes = vec![1_000, 10_000, 100_000, 1_000_000];
+    if std::env::var("QUEUE_BENCH_1E7").is_ok_and(|v| v == "1") {
+        sizes.push(10_000_000);
+    }
+    sizes
+}
 
 /// Fixed-point scale: ticks per time unit.
 const SCALE: f64 = (1u64 << 32) as f64;
@@ -82,6 +106,36 @@ impl HoldQueue for Std {
     #[inline]
     fn pop(&mut self) -> Option<(u64, u64)> {
         self.0.pop().map(|Reverse(e)| e)
+    }
+}
+
+/// `dary_heap`'s 4-ary heap.
+struct Dary(dary_heap::QuaternaryHeap<Reverse<(u64, u64)>>);
+
+impl HoldQueue for Dary {
+    #[inline]
+    fn push(&mut self, key: u64, value: u64) {
+        self.0.push(Reverse((key, value)));
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<(u64, u64)> {
+        self.0.pop().map(|Reverse(e)| e)
+    }
+}
+
+/// The `echelon` crate's adaptive ladder queue. Its keys are `f64` timestamps (it refuses
+/// `u64` keys, which `f64` cannot hold exactly beyond 2⁵³); the benchmark's keys stay below
+/// 2⁵³, so the conversion is exact and the order the same.
+struct Echelon(echelon::LadderQueue<echelon::Timestamp, u64>);
+
+impl HoldQueue for Echelon {
+    #[inline]
+    fn push(&mut self, key: u64, value: u64) {
+        self.0.push(echelon::Timestamp::new(key as f64), value);
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<(u64, u64)> {
+        self.0.pop().map(|(k, v)| (k.value() as u64, v))
     }
 }
 
@@ -143,9 +197,15 @@ fn tracked<Q: PendingSet<u64, u64>>(queue: Q, n: usize) -> Tracked<Q> {
 fn bench_hold(c: &mut Criterion) {
     let mut group = c.benchmark_group("hold");
     group.throughput(Throughput::Elements(1));
-    for n in SIZES {
+    for n in sizes() {
         hold_case(&mut group, "BinaryHeap", n, || {
             Std(BinaryHeap::with_capacity(n))
+        });
+        hold_case(&mut group, "dary_heap4", n, || {
+            Dary(dary_heap::QuaternaryHeap::with_capacity(n))
+        });
+        hold_case(&mut group, "echelon", n, || {
+            Echelon(echelon::LadderQueue::new())
         });
         hold_case(&mut group, "IndexedHeap", n, || {
             Untracked(IndexedHeap::with_capacity(n))
@@ -183,10 +243,12 @@ enum Clock {
     Wall,
 }
 
-/// Thread CPU time in nanoseconds, from the scheduler's statistics.
+/// Thread CPU time in nanoseconds (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)` through the
+/// `cpu-time` crate). `/proc/thread-self/schedstat`, used before, only advances at scheduler
+/// ticks, so criterion's shortest samples read zero.
 fn thread_cpu_ns() -> Option<u64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    stat.split_whitespace().next()?.parse().ok()
+    let time = cpu_time::ThreadTime::try_now().ok()?;
+    u64::try_from(time.as_duration().as_nanos()).ok()
 }
 
 fn clock() -> Clock {
@@ -255,7 +317,15 @@ fn time_handle_ops<Q: PendingSet<u64, u64>>(
 fn bench_handle_ops(c: &mut Criterion, group_name: &str, cancel: bool) {
     let mut group = c.benchmark_group(group_name);
     group.throughput(Throughput::Elements(1));
-    for n in SIZES {
+    for n in sizes() {
+        if cancel {
+            lazy_case(&mut group, "BinaryHeap", n, || {
+                Std(BinaryHeap::with_capacity(2 * n))
+            });
+            lazy_case(&mut group, "dary_heap4", n, || {
+                Dary(dary_heap::QuaternaryHeap::with_capacity(2 * n))
+            });
+        }
         handle_case(
             &mut group,
             "IndexedHeap",
@@ -297,6 +367,114 @@ fn handle_case<Q: PendingSet<u64, u64>>(
     });
 }
 
+/// A baseline without handles, cancelled by lazy deletion: the payload packs an entry id (low
+/// 32 bits) and the id's generation when pushed (high 32 bits).
+trait Rebuild: HoldQueue {
+    /// Keeps only the entries whose payload passes `keep`.
+    fn retain(&mut self, keep: impl Fn(u64) -> bool);
+}
+
+impl Rebuild for Std {
+    fn retain(&mut self, keep: impl Fn(u64) -> bool) {
+        self.0.retain(|Reverse((_, v))| keep(*v));
+    }
+}
+
+impl Rebuild for Dary {
+    fn retain(&mut self, keep: impl Fn(u64) -> bool) {
+        let mut entries = std::mem::take(&mut self.0).into_vec();
+        entries.retain(|Reverse((_, v))| keep(*v));
+        self.0 = entries.into();
+    }
+}
+
+/// Lazy-deletion state: the queue, each id's current generation, entries stored (live and
+/// stale), increments, index RNG and `now`.
+struct Lazy<Q> {
+    queue: Q,
+    generations: Vec<u32>,
+    stored: usize,
+    inc: Increments,
+    rng: Xoshiro256PlusPlus,
+    now: u64,
+}
+
+fn lazy_case<Q: Rebuild>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    n: usize,
+    make: impl Fn() -> Q,
+) {
+    let mut state: Option<Lazy<Q>> = None;
+    group.bench_function(BenchmarkId::new(format!("{name} (lazy)"), n), |b| {
+        let state = state.get_or_insert_with(|| {
+            let mut inc = Increments::new(2);
+            let mut queue = make();
+            prepare(&mut queue, n, &mut inc);
+            let (now, v) = queue.pop().unwrap();
+            queue.push(now, v);
+            Lazy {
+                queue,
+                generations: vec![0; n],
+                stored: n,
+                inc,
+                rng: Xoshiro256PlusPlus::seed_from_u64(3),
+                now,
+            }
+        });
+        b.iter_custom(|iters| time_lazy_cancels(state, iters))
+    });
+}
+
+/// Cancel (bump the victim's generation) and push its replacement; rebuild the queue without
+/// stale entries once they are as many as the live ones (amortised O(1) per cancel).
+fn time_lazy_cancels<Q: Rebuild>(state: &mut Lazy<Q>, iters: u64) -> Duration {
+    let n = state.generations.len();
+    let start = Stopwatch::start();
+    for _ in 0..iters {
+        let id = state.rng.random_range(0..n);
+        state.generations[id] = state.generations[id].wrapping_add(1);
+        let key = state.now + state.inc.next();
+        let payload = (u64::from(state.generations[id]) << 32) | id as u64;
+        state.queue.push(key, payload);
+        state.stored += 1;
+        if state.stored >= 2 * n {
+            let generations = &state.generations;
+            state
+                .queue
+                .retain(|v| generations[(v as u32) as usize] == (v >> 32) as u32);
+            state.stored = n;
+        }
+    }
+    start.elapsed()
+}
+
+/// Prints heap bytes per pending event of every queue after its warm-up (see module docs).
+fn bytes_per_event(_: &mut Criterion) {
+    fn measure<Q: HoldQueue>(name: &str, n: usize, make: impl Fn() -> Q) {
+        let region = Region::new(GLOBAL);
+        let mut inc = Increments::new(1);
+        let mut queue = make();
+        prepare(&mut queue, n, &mut inc);
+        let stats = region.change();
+        let live = stats.bytes_allocated as isize - stats.bytes_deallocated as isize
+            + stats.bytes_reallocated
+            - (inc.table.len() * 8) as isize;
+        println!(
+            "bytes per event: {name:<12} N = {n:>8}: {:.1}",
+            live as f64 / n as f64
+        );
+        drop(queue);
+    }
+    for n in sizes() {
+        measure("BinaryHeap", n, || Std(BinaryHeap::new()));
+        measure("dary_heap4", n, || Dary(dary_heap::QuaternaryHeap::new()));
+        measure("echelon", n, || Echelon(echelon::LadderQueue::new()));
+        measure("IndexedHeap", n, || Untracked(IndexedHeap::new()));
+        measure("LadderQueue", n, || Untracked(LadderQueue::new()));
+    }
+}
+
 fn bench_cancel(c: &mut Criterion) {
     bench_handle_ops(c, "cancel+push", true);
 }
@@ -313,6 +491,6 @@ criterion_group! {
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    targets = bench_hold, bench_cancel, bench_reschedule
+    targets = bytes_per_event, bench_hold, bench_cancel, bench_reschedule
 }
 criterion_main!(benches);

@@ -297,7 +297,7 @@ fn bad_sweeps_and_plans_are_one_clear_line() {
             "--deadline must be a positive number",
         ),
         (
-            &["plan", "pets", "--deadline", "100", "--percentile", "90"],
+            &["plan", "pets", "--deadline", "100", "--percentile", "90.05"],
             "--percentile must be",
         ),
         (

@@ -81,3 +81,34 @@ fn demos_refuse_bad_input() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn warlock_text_shows_figure_1_and_torches_their_real_pending_count() {
+    let output = Command::new(env!("CARGO_BIN_EXE_warpsim"))
+        .args(["run", "warlock", "--seconds", "50"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.contains("Figure 1 (no casting) ice in 15 s, fireball in 30 s, lightning in 45 s"),
+        "{text}"
+    );
+    let value = warpsim_json(&[
+        "run",
+        "torches",
+        "--n",
+        "10000",
+        "--seconds",
+        "3",
+        "--slice-torches",
+        "2500",
+        "--budget",
+        "50",
+        "--json",
+    ]);
+    let out = value["extinguished_events"].as_u64().unwrap();
+    assert_eq!(value["pending_at_end"].as_u64().unwrap(), 10_000 - out);
+    assert_eq!(value["stop_reason"], "end_time");
+    assert_eq!(value["sliced"]["max_gap_frames"], 4);
+    assert!(value["budgeted"]["late"].as_u64().is_some());
+}

@@ -174,3 +174,47 @@ fn bad_input_is_one_clear_line() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn json_has_the_completion_curve_and_the_true_fed_count() {
+    let value = json(&["run", "pets", "--tasks", "5000", "--end", "2000", "--json"]);
+    let curve = value["curve"].as_array().unwrap();
+    assert!(curve.len() > 10);
+    let last = curve.last().unwrap().as_array().unwrap();
+    // The last point is the tally just before the end: the exact count, not a 0.1 % mark.
+    assert_eq!(last[1], value["fed"]);
+    assert!(last[0].as_f64().unwrap() <= 2000.0);
+    let fed = value["fed"].as_u64().unwrap();
+    assert!(fed > 0 && fed < 5000);
+    // Time never goes back and the count never falls along the curve.
+    for pair in curve.windows(2) {
+        assert!(pair[0][0].as_f64() <= pair[1][0].as_f64());
+        assert!(pair[0][1].as_u64() <= pair[1][1].as_u64());
+    }
+}
+
+#[test]
+fn plan_answers_any_percentile_and_warns_under_the_articles_rule() {
+    let args = [
+        "plan",
+        "pets",
+        "--tasks",
+        "5000",
+        "--deadline",
+        "60000",
+        "--percentile",
+        "90",
+        "--replications",
+        "4",
+    ];
+    let text = stdout(&warpsim(&args));
+    assert!(text.contains("p90 of runs in time"), "{text}");
+    assert!(text.contains("Answer:"), "{text}");
+    assert!(text.contains("Warning: this answer is under the article's breakdown rule"));
+    let mut with_json = args.to_vec();
+    with_json.extend(["--breakdowns", "per-working-time", "--json"]);
+    let value = json(&with_json);
+    assert_eq!(value["percentile"], 90.0);
+    assert!(value["warning"].is_null());
+    assert!(value["gates"].as_u64().unwrap() >= 1);
+}

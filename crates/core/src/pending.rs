@@ -82,10 +82,14 @@ macro_rules! dispatch {
 }
 
 impl<T> PendingQueue<T> {
-    pub(crate) fn new(kind: QueueKind) -> Self {
+    /// A queue of the given kind with room for `capacity` events before it reallocates.
+    /// Reserved memory that is never written costs no physical memory, and a queue that does
+    /// not grow by doubling never holds its old and new buffers at once (the peak that a
+    /// million events scheduled at start-up would otherwise pay).
+    pub(crate) fn with_capacity(kind: QueueKind, capacity: usize) -> Self {
         match kind {
-            QueueKind::Heap => PendingQueue::Heap(IndexedHeap::new()),
-            QueueKind::Ladder => PendingQueue::Ladder(LadderQueue::new()),
+            QueueKind::Heap => PendingQueue::Heap(IndexedHeap::with_capacity(capacity)),
+            QueueKind::Ladder => PendingQueue::Ladder(LadderQueue::with_capacity(capacity)),
         }
     }
 
@@ -121,6 +125,12 @@ impl<T> PendingQueue<T> {
         key: EventKey,
     ) -> Result<EventKey, RescheduleError> {
         dispatch!(self, queue => queue.reschedule(handle, key))
+    }
+
+    /// The next event (the smallest key), without removing it.
+    #[inline]
+    pub(crate) fn peek(&mut self) -> Option<(EventKey, &T)> {
+        dispatch!(self, queue => queue.peek())
     }
 
     #[inline]

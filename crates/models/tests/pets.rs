@@ -3,7 +3,7 @@
 //! error of the jump style.
 
 use warpsim_core::{Kernel, QueueKind, RunConfig, Sequential, derive_seed};
-use warpsim_models::pets::{Durations, PetsParams, PetsResult, Style};
+use warpsim_models::pets::{Breakdowns, Durations, PetsParams, PetsResult, Semantics, Style};
 
 const STYLES: [Style; 3] = [Style::Step, Style::Jump, Style::Events];
 
@@ -338,5 +338,110 @@ fn jump_error_is_measured_against_step_and_events() {
     for means in [step, jump, events] {
         assert!((means[1] / means[0] - 1.9).abs() < 0.05);
         assert!((means[2] / means[0] - 1.98).abs() < 0.05);
+    }
+}
+
+#[test]
+fn with_breakdowns_per_working_time_more_feeders_never_slow_the_feeding() {
+    let tasks = size(40_000, 4_000);
+    let mut previous = f64::INFINITY;
+    for gates in [2, 4, 8, 16, 32] {
+        let params = PetsParams {
+            tasks,
+            gates,
+            breakdowns: Breakdowns::PerWorkingTime,
+            ..PetsParams::default()
+        };
+        let [_, _, _, p100] = mean_percentiles(&params, 4);
+        assert!(p100 < previous, "{gates} feeders: {p100} after {previous}");
+        previous = p100;
+        // Breakdowns per meal stay near the break chance (one meal of work ≈ one roll),
+        // whatever the number of feeders.
+        let result = params.run(3).unwrap();
+        let per_meal = result.breakdowns as f64 / tasks as f64;
+        assert!(
+            (per_meal - 0.05).abs() < 0.012,
+            "{gates} feeders: {per_meal}"
+        );
+    }
+    // Under the article's per-roll rule, by contrast, 32 feeders are slower than 8.
+    let per_roll = |gates| {
+        let params = PetsParams {
+            tasks,
+            gates,
+            ..PetsParams::default()
+        };
+        mean_percentiles(&params, 4)[3]
+    };
+    assert!(per_roll(32) > per_roll(8));
+}
+
+#[test]
+fn the_article_semantics_runs_the_articles_code() {
+    // Events: integer durations, so every time is an integer; the run still ends at 100 %.
+    let params = PetsParams {
+        tasks: size(20_000, 2_000),
+        semantics: Semantics::Article,
+        ..PetsParams::default()
+    };
+    let result = params.run(100).unwrap();
+    assert!(result.complete);
+    assert!(result.curve.iter().all(|point| point.time.fract() == 0.0));
+    // Step: the roll loop's bound shrinks with each breakdown, so fewer breakdowns than
+    // the corrected roll of every healthy feeder, over the same number of steps or more.
+    let step = |semantics| {
+        let params = PetsParams {
+            tasks: size(200_000, 20_000),
+            style: Style::Step,
+            durations: Durations::Constant,
+            semantics,
+            ..PetsParams::default()
+        };
+        (0..6)
+            .map(|seed| params.run(seed).unwrap())
+            .map(|r| (r.breakdowns as f64, r.p50.unwrap()))
+            .fold((0.0, 0.0), |(b, t), (rb, rt)| (b + rb, t + rt))
+    };
+    let (corrected, article) = (step(Semantics::Corrected), step(Semantics::Article));
+    assert!(article.0 < corrected.0, "{article:?} vs {corrected:?}");
+    assert!(article.1 < corrected.1, "{article:?} vs {corrected:?}");
+}
+
+#[test]
+fn a_run_stopped_by_end_reports_the_true_fed_count() {
+    for style in [Style::Events, Style::Step, Style::Jump] {
+        let params = PetsParams {
+            tasks: 10_000,
+            style,
+            durations: if style == Style::Events {
+                Durations::Normal
+            } else {
+                Durations::Constant
+            },
+            end: 3_333.0,
+            ..PetsParams::default()
+        };
+        let result = params.run(1).unwrap();
+        assert!(!result.complete);
+        let last_mark = result
+            .curve
+            .iter()
+            .filter(|point| point.fed % 10 == 0)
+            .map(|point| point.fed)
+            .max()
+            .unwrap_or(0);
+        assert!(result.fed >= last_mark, "{style}");
+        // At most 10 feeders × 3333 / 15 meals; the events style's per-event breakage
+        // (0.8 breakdowns per meal) keeps it far below.
+        assert!(
+            result.fed > 100 && result.fed < 2_300,
+            "{style}: {}",
+            result.fed
+        );
+        if style == Style::Events {
+            // The tally just before the end gives the exact count, not a 0.1 % mark.
+            assert_eq!(result.curve.last().unwrap().fed, result.fed);
+            assert!(result.curve.last().unwrap().time < 3_333.0);
+        }
     }
 }

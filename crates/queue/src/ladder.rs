@@ -4,6 +4,8 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::fmt;
 
+use prefetch_index::prefetch_index;
+
 use crate::{Handle, Key, NONE, PendingSet, PushError, PushErrorKind, RescheduleError, check_key};
 
 /// A bucket holding more than this many entries is split into a new rung rather than sorted
@@ -19,6 +21,36 @@ const TOP_FILL: usize = 4;
 
 /// Entries per bucket aimed for when a crowded bucket (or Bottom) is spread over a new rung.
 const CHILD_FILL: usize = 4;
+
+/// Most buckets in one rung. Spreading entries over a rung writes to the end of every
+/// bucket at random; with at most this many buckets the bucket headers (24 bytes each) and
+/// the cache line each bucket is being filled at stay within the L2 cache (1024 × 88 bytes ≈
+/// 90 KB), so the spread streams instead of missing the cache once per entry, whatever the
+/// queue's size. A bucket that receives more entries than `THRES` is spread again over a
+/// finer rung when it is reached: a multi-pass radix distribution, every pass in cache.
+/// (Without the cap, a rung for 10⁶ entries had 250 000 buckets and every entry cost two
+/// cache misses going in; measured in `BENCHMARKS.md`, *Pending-event queues*.)
+const MAX_BUCKETS: usize = 1024;
+
+/// How many entries ahead of the next pop the slab slot of a Bottom entry is prefetched. A pop
+/// reads its entry's slab slot (stamp and value), which at 10⁵–10⁶ entries is a cache miss;
+/// Bottom is sorted, so the slots of the next pops are known and can be fetched in advance.
+const PREFETCH_AHEAD: usize = 4;
+
+/// A queue holding at most this many entries keeps them in one sorted ring (the *small
+/// mode*); one more moves them all into the ladder's tiers. Below `SMALL_MAX / 2`, a ladder
+/// whose rungs are used up goes back to the small mode when it next refills. Both ends of the
+/// hysteresis are far apart, so a set that hovers near the limit does not flip at every
+/// operation, and each switch (O(entries)) is paid for by at least `SMALL_MAX / 2` operations.
+const SMALL_MAX: usize = 64;
+
+/// How many entries from the end an insertion into the small-mode array scans before it
+/// switches to a binary search.
+const SMALL_SCAN: usize = 8;
+
+/// A child rung of at most this many entries has their slab slots prefetched as it is built
+/// (4096 slots of 32–64 bytes fit in the 1–2 MB L2 cache until they pop).
+const PREFETCH_RUNG_MAX: usize = 4096;
 
 /// Up to this length an insertion into the middle of Bottom just shifts entries; a longer
 /// Bottom is first turned into a new rung (or, if that cannot help, the entry goes to the
@@ -92,6 +124,14 @@ const PURGE_SLACK: usize = 1024;
 /// counts live entries only. Handles carry a 32-bit generation, as for the
 /// [`IndexedHeap`](crate::IndexedHeap).
 ///
+/// **Small sets.** A queue of at most 64 entries keeps them all in one sorted array
+/// (ascending, with a moving head): a push appends (the usual case: the new event is the
+/// latest) or binary-searches and shifts the later entries, a pop advances the head. For a handful of pending events that is several times cheaper than
+/// Top, a sort per refill and Bottom (the feeding-pets model keeps about 14 pending). The
+/// 65th entry moves the array into Top; a ladder whose rungs are used up and whose Top holds
+/// at most 32 entries goes back to the array. Handles are slab slots in both modes, so they
+/// survive every switch.
+///
 /// **Degenerate inputs.** Entries whose priorities cannot be spread over buckets (all equal,
 /// or too close together for an `f64` bucket width) are sorted instead of bucketed; when
 /// the rung cap is reached a crowded bucket is sorted into Bottom. A long Bottom that would
@@ -107,7 +147,7 @@ const PURGE_SLACK: usize = 1024;
 pub struct LadderQueue<K, V> {
     /// Value slab, indexed by [`Handle::slot`].
     slots: Vec<Slot<K, V>>,
-    /// Head of the free list through [`Slot::next_free`].
+    /// Head of the free list through [`SlotData::Vacant`].
     free_head: u32,
     /// Live entries (what `len` reports).
     live: usize,
@@ -133,6 +173,15 @@ pub struct LadderQueue<K, V> {
 
     /// Reused buffer for moving a tier's entries into a new rung.
     scratch: Vec<Entry<K>>,
+
+    /// In small mode, every stored entry in `small[small_head..]`, ascending by key; Top, the
+    /// rungs and Bottom are then empty. Pops advance `small_head` (nothing moves); the popped
+    /// prefix is dropped in one move once it is `SMALL_MAX` long. Empty in ladder mode.
+    small: Vec<Entry<K>>,
+    /// Index of the first stored entry of `small`.
+    small_head: usize,
+    /// Whether the queue is in small mode.
+    small_mode: bool,
 }
 
 /// One slab slot.
@@ -142,10 +191,49 @@ struct Slot<K, V> {
     /// Bumped whenever an entry stored in the tiers stops representing this slot (pop,
     /// cancel, reschedule); an entry is live only while its stamp matches.
     stamp: u32,
-    /// Next vacant slot while this one is vacant.
-    next_free: u32,
-    /// Key and value while occupied.
-    data: Option<(K, V)>,
+    /// Key and value while occupied; the next vacant slot while vacant (one field for both
+    /// keeps a slot of `(u64, u64)` at 32 bytes, two to a cache line).
+    data: SlotData<K, V>,
+}
+
+/// What a slab slot holds.
+enum SlotData<K, V> {
+    /// Vacant: the next vacant slot of the free list, or [`NONE`].
+    Vacant(u32),
+    /// Occupied by a pending entry.
+    Occupied(K, V),
+}
+
+impl<K, V> SlotData<K, V> {
+    #[inline]
+    fn is_occupied(&self) -> bool {
+        matches!(self, SlotData::Occupied(..))
+    }
+
+    #[inline]
+    fn as_ref(&self) -> Option<(&K, &V)> {
+        match self {
+            SlotData::Occupied(key, value) => Some((key, value)),
+            SlotData::Vacant(_) => None,
+        }
+    }
+
+    #[inline]
+    fn as_mut(&mut self) -> Option<(&mut K, &mut V)> {
+        match self {
+            SlotData::Occupied(key, value) => Some((key, value)),
+            SlotData::Vacant(_) => None,
+        }
+    }
+
+    /// The next vacant slot (only meaningful while vacant).
+    #[inline]
+    fn next_free(&self) -> u32 {
+        match self {
+            SlotData::Vacant(next) => *next,
+            SlotData::Occupied(..) => NONE,
+        }
+    }
 }
 
 /// What the tiers store: a key plus the slot it belongs to.
@@ -303,6 +391,9 @@ impl<K: Key, V> LadderQueue<K, V> {
             bottom: Vec::new(),
             spill: BinaryHeap::new(),
             scratch: Vec::new(),
+            small: Vec::new(),
+            small_head: 0,
+            small_mode: true,
         }
     }
 
@@ -310,25 +401,34 @@ impl<K: Key, V> LadderQueue<K, V> {
     #[inline]
     fn live_slot(&self, handle: Handle) -> Option<usize> {
         let slot = self.slots.get(handle.slot as usize)?;
-        (slot.generation == handle.generation && slot.data.is_some())
+        (slot.generation == handle.generation && slot.data.is_occupied())
             .then_some(handle.slot as usize)
     }
 
-    /// Vacates `slot` (its data must already be taken), invalidating handles and entries.
+    /// Vacates the occupied `slot`, invalidating its handles and stored entries, and returns
+    /// its key and value.
     #[inline]
-    fn release(&mut self, slot: usize) {
+    fn release(&mut self, slot: usize) -> Option<(K, V)> {
         let entry = &mut self.slots[slot];
         entry.generation = entry.generation.wrapping_add(1);
         entry.stamp = entry.stamp.wrapping_add(1);
-        entry.next_free = self.free_head;
+        let data = std::mem::replace(&mut entry.data, SlotData::Vacant(self.free_head));
         self.free_head = slot as u32;
         self.live -= 1;
+        match data {
+            SlotData::Occupied(key, value) => Some((key, value)),
+            SlotData::Vacant(_) => None,
+        }
     }
 
     /// Puts an entry into the tier its priority `p` belongs to.
     #[inline(always)]
     fn insert(&mut self, entry: Entry<K>, p: f64) {
         self.stored += 1;
+        if self.small_mode {
+            self.insert_small(entry);
+            return;
+        }
         if p > self.top_start {
             self.top.push(entry);
             self.top_min = self.top_min.min(p);
@@ -343,6 +443,81 @@ impl<K: Key, V> LadderQueue<K, V> {
             }
         }
         self.insert_bottom(entry, p);
+    }
+
+    /// Inserts into the small-mode ring, keeping it sorted; a ring that outgrows `SMALL_MAX`
+    /// moves into the ladder's tiers.
+    #[inline]
+    fn insert_small(&mut self, entry: Entry<K>) {
+        // A new event is most often the latest pending one (a simulation schedules ahead of
+        // what it already scheduled): then it is appended. Equal keys: the new entry goes
+        // after them (any order of equal keys is allowed).
+        // Otherwise it is usually among the latest few (a model's delays differ by kind, as
+        // meals and repairs do): a short scan from the end finds its place with predictable
+        // branches; beyond a few steps a binary search does.
+        let len = self.small.len();
+        let mut pos = len;
+        while pos > self.small_head && len - pos < SMALL_SCAN && self.small[pos - 1].key > entry.key
+        {
+            pos -= 1;
+        }
+        if pos > self.small_head && len - pos == SMALL_SCAN && self.small[pos - 1].key > entry.key {
+            pos = self.small_head
+                + self.small[self.small_head..pos].partition_point(|e| e.key <= entry.key);
+        }
+        self.small.insert(pos, entry);
+        if self.small.len() - self.small_head > SMALL_MAX {
+            self.leave_small_mode();
+        } else if self.small_head >= SMALL_MAX {
+            self.small.drain(..self.small_head);
+            self.small_head = 0;
+        }
+    }
+
+    /// Moves the small-mode ring into Top, from where the next refill spreads it over a rung.
+    #[cold]
+    fn leave_small_mode(&mut self) {
+        debug_assert!(self.top.is_empty() && self.bottom.is_empty() && self.ladder.n_rungs == 0);
+        self.small_mode = false;
+        self.top_start = f64::NEG_INFINITY;
+        let head = std::mem::take(&mut self.small_head);
+        for entry in self.small.drain(..).skip(head) {
+            let p = entry.key.priority();
+            self.top_min = self.top_min.min(p);
+            self.top_max = self.top_max.max(p);
+            self.top.push(entry);
+        }
+    }
+
+    /// Moves Top, which the caller knows to be small and the only non-empty tier, into the
+    /// small-mode ring.
+    #[cold]
+    fn enter_small_mode(&mut self) {
+        debug_assert!(self.bottom.is_empty() && self.spill.is_empty() && self.ladder.n_rungs == 0);
+        self.top.sort_unstable_by_key(|e| e.key);
+        debug_assert!(self.small.is_empty() && self.small_head == 0);
+        std::mem::swap(&mut self.small, &mut self.top);
+        self.small_mode = true;
+        self.top_min = f64::INFINITY;
+        self.top_max = f64::NEG_INFINITY;
+        self.top_start = f64::NEG_INFINITY;
+    }
+
+    /// Pops the smallest live entry of the small-mode ring.
+    #[inline]
+    fn pop_small(&mut self) -> Option<(K, V)> {
+        while let Some(&entry) = self.small.get(self.small_head) {
+            self.small_head += 1;
+            self.stored -= 1;
+            if self.small_head == self.small.len() {
+                self.small.clear();
+                self.small_head = 0;
+            }
+            if is_current(&self.slots, &entry) {
+                return self.release(entry.slot as usize);
+            }
+        }
+        None
     }
 
     /// Inserts into Bottom (or the spill heap beside it), keeping Bottom sorted. Kept out of
@@ -378,7 +553,9 @@ impl<K: Key, V> LadderQueue<K, V> {
             min = min.min(p);
             max = max.max(p);
         }
-        let n = (self.bottom.len() + self.spill.len()).div_ceil(CHILD_FILL);
+        let n = (self.bottom.len() + self.spill.len())
+            .div_ceil(CHILD_FILL)
+            .min(MAX_BUCKETS);
         let Some(geometry) = geometry(min, max, n) else {
             return false;
         };
@@ -390,10 +567,18 @@ impl<K: Key, V> LadderQueue<K, V> {
 
     /// Makes `entries` the new Bottom (which must be empty), sorted. The two `Vec`s trade
     /// places, so no entry is copied and both allocations stay in use.
-    fn sort_into_bottom(bottom: &mut Vec<Entry<K>>, entries: &mut Vec<Entry<K>>) {
+    fn sort_into_bottom(
+        slots: &[Slot<K, V>],
+        bottom: &mut Vec<Entry<K>>,
+        entries: &mut Vec<Entry<K>>,
+    ) {
         debug_assert!(bottom.is_empty());
         std::mem::swap(bottom, entries);
         bottom.sort_unstable_by_key(|e| Reverse(e.key));
+        // The first pops' slab slots; later ones are prefetched by `pop` as it goes.
+        for entry in bottom.iter().rev().take(PREFETCH_AHEAD) {
+            prefetch_index(slots, entry.slot as usize);
+        }
     }
 
     /// Refills the empty Bottom from the ladder, or the ladder from Top. Returns `false` when
@@ -406,6 +591,12 @@ impl<K: Key, V> LadderQueue<K, V> {
             let ladder = &mut self.ladder;
             if ladder.n_rungs == 0 {
                 if self.top.is_empty() {
+                    return false;
+                }
+                if self.top.len() <= SMALL_MAX / 2 {
+                    // Few entries left: back to the small mode (the caller sees no Bottom
+                    // and asks again, now in small mode).
+                    self.enter_small_mode();
                     return false;
                 }
                 self.transfer_top();
@@ -432,16 +623,32 @@ impl<K: Key, V> LadderQueue<K, V> {
                     min = min.min(p);
                     max = max.max(p);
                 }
-                let n = bucket.len().div_ceil(CHILD_FILL);
+                let n = bucket.len().div_ceil(CHILD_FILL).min(MAX_BUCKETS);
                 if let Some(geometry) = geometry(min, max, n) {
                     // The new rung lives in the same `Vec` as the bucket: move the bucket's
-                    // contents out through `scratch`, which keeps both allocations alive.
-                    std::mem::swap(bucket, &mut self.scratch);
-                    ladder.push_rung(geometry, n, self.scratch.drain(..));
+                    // contents out through `scratch`. The used-up bucket keeps no memory
+                    // (swapping would leave it the old scratch buffer until the rung is
+                    // rebuilt, and a coarse rung's buckets grow as the run goes on, so a
+                    // million-event run would hold hundreds of MB of such spare buffers).
+                    self.scratch = std::mem::take(bucket);
+                    // A child rung's entries pop soon: fetch their slab slots now, all at
+                    // once (many misses in flight), while the rung is small enough for them
+                    // to stay in cache until then.
+                    let prefetch = self.scratch.len() <= PREFETCH_RUNG_MAX;
+                    let slots = &self.slots;
+                    ladder.push_rung(
+                        geometry,
+                        n,
+                        self.scratch.drain(..).inspect(|entry| {
+                            if prefetch {
+                                prefetch_index(slots, entry.slot as usize);
+                            }
+                        }),
+                    );
                     continue;
                 }
             }
-            Self::sort_into_bottom(&mut self.bottom, bucket);
+            Self::sort_into_bottom(&self.slots, &mut self.bottom, bucket);
             return true;
         }
     }
@@ -455,13 +662,13 @@ impl<K: Key, V> LadderQueue<K, V> {
         self.top_min = f64::INFINITY;
         self.top_max = f64::NEG_INFINITY;
         if self.top.len() > THRES {
-            let n = self.top.len().div_ceil(TOP_FILL);
+            let n = self.top.len().div_ceil(TOP_FILL).min(MAX_BUCKETS);
             if let Some(geometry) = geometry(min, max, n) {
                 self.ladder.push_rung(geometry, n, self.top.drain(..));
                 return;
             }
         }
-        Self::sort_into_bottom(&mut self.bottom, &mut self.top);
+        Self::sort_into_bottom(&self.slots, &mut self.bottom, &mut self.top);
     }
 
     /// Empties every tier when nothing live is left, so the next push starts a fresh epoch
@@ -477,8 +684,11 @@ impl<K: Key, V> LadderQueue<K, V> {
             }
             self.bottom.clear();
             self.spill.clear();
+            self.small.clear();
+            self.small_head = 0;
             self.stored = 0;
         }
+        self.small_mode = true;
         self.ladder.n_rungs = 0;
         self.top_min = f64::INFINITY;
         self.top_max = f64::NEG_INFINITY;
@@ -524,6 +734,9 @@ impl<K: Key, V> LadderQueue<K, V> {
         }
         self.bottom.retain(current);
         self.spill.retain(|Reverse(ByKey(e))| current(e));
+        self.small.drain(..self.small_head);
+        self.small_head = 0;
+        self.small.retain(current);
         self.stored = self.live;
     }
 }
@@ -557,8 +770,8 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
         let slot = if self.free_head != NONE {
             let slot = self.free_head;
             let entry = &mut self.slots[slot as usize];
-            self.free_head = entry.next_free;
-            entry.data = Some((key, value));
+            self.free_head = entry.data.next_free();
+            entry.data = SlotData::Occupied(key, value);
             slot
         } else {
             if self.slots.len() >= NONE as usize {
@@ -571,8 +784,7 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
             self.slots.push(Slot {
                 generation: 0,
                 stamp: 0,
-                next_free: NONE,
-                data: Some((key, value)),
+                data: SlotData::Occupied(key, value),
             });
             (self.slots.len() - 1) as u32
         };
@@ -587,39 +799,52 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
 
     fn pop(&mut self) -> Option<(K, V)> {
         loop {
+            if self.small_mode {
+                return self.pop_small();
+            }
             // Fast path: the spill heap is almost always empty.
             if self.spill.is_empty()
                 && let Some(entry) = self.bottom.pop()
             {
+                if let Some(ahead) = self.bottom.len().checked_sub(PREFETCH_AHEAD) {
+                    prefetch_index(&self.slots, self.bottom[ahead].slot as usize);
+                }
                 self.stored -= 1;
                 if is_current(&self.slots, &entry) {
-                    let slot = entry.slot as usize;
-                    let data = self.slots[slot].data.take();
-                    self.release(slot);
-                    return data;
+                    return self.release(entry.slot as usize);
                 }
                 continue;
             }
             let Some((entry, from_spill)) = self.front() else {
-                if self.refill() {
+                if self.refill() || self.small_mode {
                     continue;
                 }
                 return None;
             };
             self.remove_front(from_spill);
             if is_current(&self.slots, &entry) {
-                let slot = entry.slot as usize;
-                let data = self.slots[slot].data.take();
-                self.release(slot);
-                return data;
+                return self.release(entry.slot as usize);
             }
         }
     }
 
     fn peek(&mut self) -> Option<(K, &V)> {
         let entry = loop {
+            if self.small_mode {
+                let &entry = self.small.get(self.small_head)?;
+                if is_current(&self.slots, &entry) {
+                    break entry;
+                }
+                self.small_head += 1;
+                self.stored -= 1;
+                if self.small_head == self.small.len() {
+                    self.small.clear();
+                    self.small_head = 0;
+                }
+                continue;
+            }
             let Some((entry, from_spill)) = self.front() else {
-                if self.refill() {
+                if self.refill() || self.small_mode {
                     continue;
                 }
                 return None;
@@ -637,8 +862,7 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
 
     fn cancel(&mut self, handle: Handle) -> Option<(K, V)> {
         let slot = self.live_slot(handle)?;
-        let data = self.slots[slot].data.take();
-        self.release(slot);
+        let data = self.release(slot);
         self.maybe_purge();
         data
     }
@@ -692,6 +916,7 @@ impl<K: Key, V> fmt::Debug for LadderQueue<K, V> {
             .field("top_start", &self.top_start)
             .field("rungs", &self.ladder.n_rungs)
             .field("bottom", &(self.bottom.len() + self.spill.len()))
+            .field("small", &(self.small.len() - self.small_head))
             .finish()
     }
 }

@@ -91,3 +91,18 @@ fn fifo_queue_matches_shadow() {
     let mut driver = Driver::new(FifoQueue::new(), 300, KeyDist::Monotone, true);
     driver.run(budget(2_000_000), 20_000);
 }
+
+#[test]
+fn ladder_queue_matches_shadow_across_the_small_mode_limit() {
+    // Sizes that hover around 64 entries, where the ladder switches between its small-mode
+    // ring and its tiers (both ways), with cancels and reschedules in between.
+    for (dist, seed) in [
+        (KeyDist::Exponential, 10),
+        (KeyDist::ManyEqual, 11),
+        (KeyDist::BelowMinimum, 12),
+        (KeyDist::FarBursts, 13),
+    ] {
+        let mut driver = Driver::new(LadderQueue::new(), 500 + seed, dist, false);
+        driver.run(budget(1_000_000), 100);
+    }
+}

@@ -2,10 +2,10 @@
 
 use std::fmt;
 
-use crate::TimerError;
 use crate::ctx::TimerCtx;
+use crate::error::{AddError, TimerError};
 use crate::id::{OwnerId, TimerId};
-use crate::scheduler::{CatchUp, RemovalReason, Repeat, Scheduler};
+use crate::scheduler::{BoxedCallback, CatchUp, RemovalReason, Repeat, Scheduler};
 use crate::time::{check_delay, offset};
 
 /// Builds one timer: its first delay, and optionally a repeat period, a catch-up policy, an
@@ -154,36 +154,50 @@ impl<'a, C> TimerBuilder<'a, C> {
     /// ```
     /// use warpsim_timers::{TimerError, Timers};
     /// let mut timers = Timers::<()>::new();
-    /// let err = timers.timer(1.0).repeat(0.0).build(|_, _| {}).unwrap_err();
-    /// assert_eq!(err, TimerError::InvalidPeriod(0.0));
+    /// let refused = timers.timer(1.0).repeat(0.0).build(|_, _| {}).unwrap_err();
+    /// assert_eq!(refused.error, TimerError::InvalidPeriod(0.0)); // and `refused.callback`
     /// ```
-    pub fn build<F>(self, callback: F) -> Result<TimerId, TimerError>
+    pub fn build<F>(self, callback: F) -> Result<TimerId, AddError<F>>
     where
-        F: FnMut(&mut C, &mut TimerCtx<'_, C>) + 'static,
+        F: FnMut(&mut C, &mut TimerCtx<'_, C>) + Send + 'static,
     {
+        // Checked first, so that a refusal changes nothing and hands the callback back.
+        match self.check() {
+            Ok(due) => Ok(self.build_checked(due, Box::new(callback))),
+            Err(error) => Err(AddError { error, callback }),
+        }
+    }
+
+    /// Every reason `build` may refuse, before anything changes; the due time if none.
+    fn check(&self) -> Result<f64, TimerError> {
+        let delay = check_delay(self.delay)?;
+        if let Some(p) = self.period
+            && !(p.is_finite() && p > 0.0)
+        {
+            return Err(TimerError::InvalidPeriod(p));
+        }
+        if let Some(owner) = self.owner
+            && !self.scheduler.owner_is_live(owner)
+        {
+            return Err(TimerError::StaleOwner(owner));
+        }
+        let due = offset(self.scheduler.now, delay)?;
+        self.scheduler.check_room(1)?;
+        Ok(due)
+    }
+
+    /// `build` once `check` passed and gave the due time.
+    fn build_checked(self, due: f64, callback: BoxedCallback<C>) -> TimerId {
         let TimerBuilder {
             scheduler,
-            delay,
+            delay: _,
             period,
             catch_up,
             owner,
             replacing,
             payload,
         } = self;
-        let delay = check_delay(delay)?;
-        let period = match period {
-            None => None,
-            Some(p) if p.is_finite() && p > 0.0 => Some(p),
-            Some(p) => return Err(TimerError::InvalidPeriod(p)),
-        };
-        if let Some(owner) = owner
-            && !scheduler.owner_is_live(owner)
-        {
-            return Err(TimerError::StaleOwner(owner));
-        }
         let now = scheduler.now;
-        let due = offset(now, delay)?;
-        scheduler.check_room(1)?;
 
         if let Some(old) = replacing
             && let Some(idx) = scheduler.live_slot(old)
@@ -198,15 +212,15 @@ impl<'a, C> TimerBuilder<'a, C> {
                 catch_up,
             })
         });
-        let idx = scheduler.alloc(Box::new(callback), repeat, payload);
+        let idx = scheduler.alloc(callback, repeat, payload);
         if let Some(owner) = owner {
             scheduler.link_owner(idx, owner);
         }
         scheduler.place(idx, due, now);
-        Ok(TimerId {
+        TimerId {
             slot: idx,
             generation: scheduler.slots[idx as usize].generation,
-        })
+        }
     }
 }
 

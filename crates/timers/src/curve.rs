@@ -28,7 +28,7 @@ use crate::TimerError;
 /// assert_eq!(linear.inverse(6.0), Some(3.0));
 /// # Ok::<(), warpsim_timers::TimerError>(())
 /// ```
-pub trait Curve: fmt::Debug {
+pub trait Curve: fmt::Debug + Send {
     /// The curve's value at parameter `s` (time along the curve).
     fn value(&self, s: f64) -> f64;
 
@@ -216,8 +216,8 @@ impl<F, G> fmt::Debug for FnCurve<F, G> {
 
 impl<F, G> Curve for FnCurve<F, G>
 where
-    F: Fn(f64) -> f64,
-    G: Fn(f64) -> Option<f64>,
+    F: Fn(f64) -> f64 + Send,
+    G: Fn(f64) -> Option<f64> + Send,
 {
     fn value(&self, s: f64) -> f64 {
         (self.value)(s)

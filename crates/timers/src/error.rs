@@ -11,8 +11,8 @@ use crate::id::{MeterId, OwnerId, TimerId};
 /// use warpsim_timers::{TimerError, Timers};
 ///
 /// let mut timers = Timers::<()>::new();
-/// let err = timers.add(f64::NAN, |_, _| {}).unwrap_err();
-/// assert!(matches!(err, TimerError::InvalidDelay(d) if d.is_nan()));
+/// let refused = timers.add(f64::NAN, |_, _| {}).unwrap_err();
+/// assert!(matches!(refused.error, TimerError::InvalidDelay(d) if d.is_nan()));
 /// assert_eq!(timers.len(), 0); // nothing was added
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
@@ -84,4 +84,49 @@ pub enum TimerError {
     /// added; the run can go on.
     #[error("too many live timers, owners or meters")]
     Full,
+}
+
+/// A refused `add` (or [`TimerBuilder::build`](crate::TimerBuilder::build)): why, and the
+/// callback, handed back unrun and undropped (as crossbeam's `SendError<T>` hands back its
+/// message), so a caller can retry it, run it at once, or keep what it captured.
+///
+/// The manager is unchanged. `?` turns it into a plain [`TimerError`] (dropping the callback)
+/// where that is all the caller wants.
+///
+/// ```
+/// use warpsim_timers::{TimerError, Timers};
+///
+/// let mut timers = Timers::<Vec<&str>>::new();
+/// let refused = timers.add(f64::NAN, |log, _| log.push("fired")).unwrap_err();
+/// assert!(matches!(refused.error, TimerError::InvalidDelay(_)));
+/// // The callback comes back: run it now instead.
+/// let mut log = Vec::new();
+/// let mut callback = refused.callback;
+/// timers.add(0.0, move |log, ctx| callback(log, ctx))?;
+/// timers.advance(0.0, &mut log)?;
+/// assert_eq!(log, ["fired"]);
+/// # Ok::<(), TimerError>(())
+/// ```
+#[derive(Clone, Copy, thiserror::Error)]
+#[error("{error}")]
+pub struct AddError<F> {
+    /// Why the timer was refused.
+    pub error: TimerError,
+    /// The callback that was passed in, unrun.
+    pub callback: F,
+}
+
+impl<F> std::fmt::Debug for AddError<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AddError")
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F> From<AddError<F>> for TimerError {
+    /// Keeps the reason, drops the callback.
+    fn from(refused: AddError<F>) -> TimerError {
+        refused.error
+    }
 }

@@ -12,12 +12,13 @@
 //! |---|---|
 //! | [`Timers<C>`] | the manager the game loop owns; [`advance`](Timers::advance) fires what is due |
 //! | [`Scheduler<C>`] | everything else — add, cancel, change time, pause, owners, meters; `Timers` derefs to it |
+//! | [`Budget`], [`FrameReport`] | a per-frame limit for [`advance_within`](Timers::advance_within), and what it fired and carried over |
 //! | [`TimerCtx<C>`] | what a callback gets besides `&mut C`: the scheduler, plus what fired |
 //! | [`TimerBuilder`] | a timer with a repeat period, catch-up policy, owner, payload, or replacing another |
 //! | [`TimersBuilder`], [`TimerQueue`] | a manager's capacity and pending set (ladder queue or heap) |
 //! | [`TimerId`], [`OwnerId`], [`MeterId`], [`MilestoneId`] | generation-checked ids: a stale one never touches anything |
 //! | [`Meter`], [`Curve`] | a value regenerating along a curve; milestones fire when it reaches thresholds |
-//! | [`TimerError`] | every refused call; nothing here panics on bad input |
+//! | [`TimerError`], [`AddError`] | every refused call (a refused add hands its callback back); nothing here panics on bad input |
 //!
 //! # Example: the warlock of the chapter's Figure 1
 //!
@@ -67,6 +68,10 @@
 //! - **Owners** ([`Scheduler::add_owner`]) are the chapter's observer extension: told when
 //!   a timer is cancelled, replaced, finished, or dropped with the manager, and removable as a
 //!   group ([`Scheduler::cancel_owner`]) when the object they stand for is destroyed.
+//! - **`Send`.** Callbacks, owners' observers and curves must be `Send`, so a `Timers<C>` can
+//!   move to another thread or be an engine resource (Bevy's resources are `Send`); a
+//!   callback shares state through `Arc`, or better through the context `C`.
+//! - **A refused add hands its callback back** ([`AddError`]), so nothing it captured is lost.
 //! - **Bad input is an error**, never a panic or a silent clamp: NaN or negative delays, zero
 //!   periods, NaN time scales and the like return a [`TimerError`] and change nothing.
 //!
@@ -110,9 +115,9 @@ mod timers;
 pub use builder::TimerBuilder;
 pub use ctx::TimerCtx;
 pub use curve::{Curve, Exponential, FnCurve, Linear, Logarithmic};
-pub use error::TimerError;
+pub use error::{AddError, TimerError};
 pub use id::{MeterId, MilestoneId, OwnerId, TimerId};
 pub use meter::{Meter, MeterBuilder};
 pub use queue::TimerQueue;
 pub use scheduler::{CatchUp, RemovalReason, Scheduler};
-pub use timers::{Timers, TimersBuilder};
+pub use timers::{Budget, FrameReport, Timers, TimersBuilder};

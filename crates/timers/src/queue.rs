@@ -73,6 +73,15 @@ impl Queue {
         }
     }
 
+    /// The slot of the earliest entry.
+    #[inline]
+    pub(crate) fn peek_slot(&mut self) -> Option<u32> {
+        match self {
+            Queue::Heap(q) => q.peek().map(|(_, &idx)| idx),
+            Queue::Ladder(q) => q.peek().map(|(_, &idx)| idx),
+        }
+    }
+
     /// The due time of the earliest entry.
     #[inline]
     pub(crate) fn peek_time(&mut self) -> Option<f64> {

@@ -26,19 +26,19 @@ use std::fmt;
 
 use warpsim_queue::Handle;
 
-use crate::TimerError;
 use crate::builder::TimerBuilder;
 use crate::ctx::TimerCtx;
+use crate::error::{AddError, TimerError};
 use crate::id::{MeterId, MilestoneId, OwnerId, TimerId};
 use crate::meter::Meter;
 use crate::queue::{Queue, TimerQueue};
 use crate::time::{TimeKey, check_time, offset};
 
 /// A boxed timer callback: the context `C` and the timer context.
-pub(crate) type BoxedCallback<C> = Box<dyn FnMut(&mut C, &mut TimerCtx<'_, C>)>;
+pub(crate) type BoxedCallback<C> = Box<dyn FnMut(&mut C, &mut TimerCtx<'_, C>) + Send>;
 
 /// A boxed owner observer.
-type Observer = Box<dyn FnMut(TimerId, RemovalReason)>;
+type Observer = Box<dyn FnMut(TimerId, RemovalReason) + Send>;
 
 /// Marks "no owner" in an [`OwnerLink`].
 const NO_OWNER: u32 = u32::MAX;
@@ -85,14 +85,14 @@ pub enum CatchUp {
 /// Why an owner is told that one of its timers was removed.
 ///
 /// ```
-/// use std::{cell::RefCell, rc::Rc};
+/// use std::sync::{Arc, Mutex};
 /// use warpsim_timers::{RemovalReason, Timers};
 ///
-/// let seen = Rc::new(RefCell::new(Vec::new()));
+/// let seen = Arc::new(Mutex::new(Vec::new()));
 /// let mut timers = Timers::<()>::new();
 /// let owner = timers.add_owner({
-///     let seen = Rc::clone(&seen);
-///     move |_id, reason| seen.borrow_mut().push(reason)
+///     let seen = Arc::clone(&seen);
+///     move |_id, reason| seen.lock().unwrap().push(reason)
 /// });
 /// let a = timers.timer(1.0).owner(owner).build(|_, _| {})?;
 /// timers.timer(2.0).owner(owner).replacing(a).build(|_, _| {})?;
@@ -100,7 +100,7 @@ pub enum CatchUp {
 /// timers.advance(1.0, &mut ())?;
 /// drop(timers);
 /// assert_eq!(
-///     *seen.borrow(),
+///     *seen.lock().unwrap(),
 ///     [RemovalReason::Replaced, RemovalReason::Finished, RemovalReason::ManagerDropped]
 /// );
 /// # Ok::<(), warpsim_timers::TimerError>(())
@@ -387,9 +387,9 @@ impl<C> Scheduler<C> {
     /// assert!(timers.add(-1.0, |_, _| {}).is_err());
     /// # Ok::<(), warpsim_timers::TimerError>(())
     /// ```
-    pub fn add<F>(&mut self, delay: f64, callback: F) -> Result<TimerId, TimerError>
+    pub fn add<F>(&mut self, delay: f64, callback: F) -> Result<TimerId, AddError<F>>
     where
-        F: FnMut(&mut C, &mut TimerCtx<'_, C>) + 'static,
+        F: FnMut(&mut C, &mut TimerCtx<'_, C>) + Send + 'static,
     {
         self.timer(delay).build(callback)
     }
@@ -417,9 +417,9 @@ impl<C> Scheduler<C> {
         first_delay: f64,
         period: f64,
         callback: F,
-    ) -> Result<TimerId, TimerError>
+    ) -> Result<TimerId, AddError<F>>
     where
-        F: FnMut(&mut C, &mut TimerCtx<'_, C>) + 'static,
+        F: FnMut(&mut C, &mut TimerCtx<'_, C>) + Send + 'static,
     {
         self.timer(first_delay).repeat(period).build(callback)
     }
@@ -904,29 +904,32 @@ impl<C> Scheduler<C> {
 
     // ----- owners --------------------------------------------------------------------------
 
-    /// Registers an owner: `observer` is told `(timer, reason)` whenever one of the owner's
+    /// Registers an owner (observers, like callbacks, are `Send`, so the manager is): `observer` is told `(timer, reason)` whenever one of the owner's
     /// timers is removed — cancelled, replaced, finished, or dropped with the manager (the
     /// chapter's observer extension). The observer cannot reach the manager; it typically
     /// records the news somewhere the game reads later.
     ///
     /// ```
-    /// use std::{cell::Cell, rc::Rc};
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
     /// use warpsim_timers::Timers;
     ///
-    /// let removed = Rc::new(Cell::new(0));
+    /// let removed = Arc::new(AtomicU32::new(0));
     /// let mut timers = Timers::<()>::new();
     /// let owner = timers.add_owner({
-    ///     let removed = Rc::clone(&removed);
-    ///     move |_, _| removed.set(removed.get() + 1)
+    ///     let removed = Arc::clone(&removed);
+    ///     move |_, _| {
+    ///         removed.fetch_add(1, Ordering::Relaxed);
+    ///     }
     /// });
     /// let id = timers.timer(1.0).owner(owner).build(|_, _| {})?;
     /// timers.cancel(id);
-    /// assert_eq!(removed.get(), 1);
+    /// assert_eq!(removed.load(Ordering::Relaxed), 1);
     /// # Ok::<(), warpsim_timers::TimerError>(())
     /// ```
     pub fn add_owner<F>(&mut self, observer: F) -> OwnerId
     where
-        F: FnMut(TimerId, RemovalReason) + 'static,
+        F: FnMut(TimerId, RemovalReason) + Send + 'static,
     {
         let observer: Observer = Box::new(observer);
         if let Some(idx) = self.free_owners.pop() {
@@ -1157,7 +1160,7 @@ impl<C> Scheduler<C> {
         callback: F,
     ) -> Result<MilestoneId, TimerError>
     where
-        F: FnMut(&mut C, &mut TimerCtx<'_, C>) + 'static,
+        F: FnMut(&mut C, &mut TimerCtx<'_, C>) + Send + 'static,
     {
         if self.meter_slot(meter).is_none() {
             return Err(TimerError::StaleMeter(meter));
@@ -1308,6 +1311,12 @@ impl<C> Scheduler<C> {
         } else {
             meter.reach_time(milestone.level)
         };
+        // A milestone reached right now (a spend inside a callback brought the value down to
+        // exactly its level, or the meter was just set above it) fires in this very advance,
+        // at this time, instead of being held back to the next frame (ground rule 3). That
+        // cannot loop: a milestone fires once per crossing, and it can only be crossed again
+        // after the value dropped below its level, which takes regeneration time.
+        let park_limit = if reached { f64::NEG_INFINITY } else { now };
         let pending = match milestone.state {
             MilestoneState::Fired if reached => return,
             MilestoneState::Fired => None,
@@ -1319,7 +1328,7 @@ impl<C> Scheduler<C> {
                 if slot.state == State::Paused {
                     slot.state = State::Firing; // unscheduled; `place` puts it back
                 }
-                self.place(idx as u32, at, now);
+                self.place(idx as u32, at, park_limit);
                 return;
             }
             (Some(idx), None) => {
@@ -1332,7 +1341,7 @@ impl<C> Scheduler<C> {
                     crate::timers::fire_milestone(ctx, id, context);
                 });
                 let idx = self.alloc(callback, None, 0);
-                self.place(idx, at, now);
+                self.place(idx, at, park_limit);
                 MilestoneState::Waiting(Some(TimerId {
                     slot: idx,
                     generation: self.slots[idx as usize].generation,

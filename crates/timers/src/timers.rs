@@ -168,6 +168,102 @@ impl<C> Timers<C> {
     }
 
     /// The fast path: with nothing due, an advance is a comparison and a store.
+    /// Like [`advance`](Self::advance), but fires at most what `budget` allows: at most
+    /// `max_callbacks` callbacks, and none after `max_time` of wall-clock time has gone into
+    /// this advance. The clock still moves by `dt × time_scale`; timers that were due but
+    /// not fired are *carried over*: they stay due, keep their scheduled time, and fire first
+    /// (in time order) in the next advance. The [`FrameReport`] says how many callbacks
+    /// fired, how many of them had been carried over from earlier frames and how late the
+    /// latest of those was, and whether any due timer is still waiting.
+    ///
+    /// This is what keeps a frame in which many timers fall due from spiking: the work is
+    /// spread over the next frames, and its cost — lateness — is measured, not hidden.
+    ///
+    /// # Errors
+    ///
+    /// As [`advance`](Self::advance).
+    ///
+    /// ```
+    /// use warpsim_timers::{Budget, Timers};
+    ///
+    /// let mut timers = Timers::<u32>::new();
+    /// for _ in 0..5 {
+    ///     timers.add(0.01, |n, _| *n += 1)?;
+    /// }
+    /// let mut n = 0;
+    /// let dt = 1.0 / 60.0;
+    /// let first = timers.advance_within(dt, &mut n, Budget::callbacks(2))?;
+    /// assert_eq!((first.fired, first.late, first.carried_over), (2, 0, true));
+    /// let second = timers.advance_within(dt, &mut n, Budget::callbacks(2))?;
+    /// assert_eq!((second.fired, second.late), (2, 2));
+    /// assert!((second.max_lateness - (dt - 0.01)).abs() < 1e-12); // due at 0.01, run from 1/60
+    /// let third = timers.advance_within(dt, &mut n, Budget::callbacks(2))?;
+    /// assert_eq!((third.fired, third.carried_over, n), (1, false, 5));
+    /// # Ok::<(), warpsim_timers::TimerError>(())
+    /// ```
+    pub fn advance_within(
+        &mut self,
+        dt: f64,
+        context: &mut C,
+        budget: Budget,
+    ) -> Result<FrameReport, TimerError> {
+        if !(dt.is_finite() && dt >= 0.0) {
+            return Err(TimerError::InvalidStep(dt));
+        }
+        let target = self.scheduler.now + dt * self.scheduler.time_scale;
+        if !target.is_finite() {
+            return Err(TimerError::TimeOverflow);
+        }
+        let scheduler = &mut self.scheduler;
+        if target < scheduler.next_due && !scheduler.in_advance {
+            scheduler.now = target;
+            return Ok(FrameReport::default());
+        }
+        Ok(self.fire_due_within(target, context, budget))
+    }
+
+    #[inline(never)]
+    fn fire_due_within(&mut self, target: f64, context: &mut C, budget: Budget) -> FrameReport {
+        let started = budget.max_time.map(|_| std::time::Instant::now());
+        let max_callbacks = budget.max_callbacks.unwrap_or(usize::MAX);
+        let scheduler = &mut self.scheduler;
+        if scheduler.in_advance {
+            scheduler.recover();
+        }
+        let frame_start = scheduler.now;
+        scheduler.in_advance = true;
+        let mut report = FrameReport::default();
+        loop {
+            let next = scheduler.queue.peek_time();
+            let due = matches!(next, Some(due) if due <= target);
+            let out_of_time = match (started, budget.max_time) {
+                // Reading the clock costs tens of ns: look every 16 callbacks.
+                (Some(started), Some(limit)) if report.fired % 16 == 0 && report.fired > 0 => {
+                    started.elapsed() >= limit
+                }
+                _ => false,
+            };
+            if !due || report.fired >= max_callbacks || out_of_time {
+                report.carried_over = due;
+                scheduler.next_due = next.unwrap_or(f64::INFINITY);
+                break;
+            }
+            let Some(((due, _), idx)) = scheduler.queue.pop() else {
+                break;
+            };
+            let scheduled = due.get();
+            if scheduled < frame_start {
+                report.late += 1;
+                report.max_lateness = report.max_lateness.max(frame_start - scheduled);
+            }
+            report.fired += 1;
+            prefetch_next(scheduler);
+            fire_one(scheduler, idx, scheduled, target, context);
+        }
+        scheduler.finish_advance(target);
+        report
+    }
+
     #[inline]
     fn run_until(&mut self, target: f64, context: &mut C) -> usize {
         let scheduler = &mut self.scheduler;
@@ -200,6 +296,7 @@ impl<C> Timers<C> {
                 break;
             };
             n_fired += 1;
+            prefetch_next(scheduler);
             fire_one(scheduler, idx, due.get(), target, context);
         }
         scheduler.finish_advance(target);
@@ -208,6 +305,88 @@ impl<C> Timers<C> {
 }
 
 /// Fires the timer in slot `idx`, just popped from the queue with due time `scheduled`.
+/// A limit on the work of one [`Timers::advance_within`]: at most `max_callbacks`
+/// callbacks, and no new callback once `max_time` of wall-clock time has gone into the
+/// advance (checked every 16 callbacks, so a frame may overrun by up to 15 callbacks).
+///
+/// ```
+/// use std::time::Duration;
+/// use warpsim_timers::Budget;
+///
+/// let budget = Budget::callbacks(500).and_time(Duration::from_millis(2));
+/// assert_eq!(budget.max_callbacks, Some(500));
+/// assert_eq!(Budget::default(), Budget::unlimited());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Budget {
+    /// At most this many callbacks per advance (`None`: no limit).
+    pub max_callbacks: Option<usize>,
+    /// No new callback after this much wall-clock time in the advance (`None`: no limit).
+    pub max_time: Option<std::time::Duration>,
+}
+
+impl Budget {
+    /// No limit: the same as [`Timers::advance`], with a report.
+    pub fn unlimited() -> Budget {
+        Budget::default()
+    }
+
+    /// At most `n` callbacks per advance.
+    pub fn callbacks(n: usize) -> Budget {
+        Budget {
+            max_callbacks: Some(n),
+            max_time: None,
+        }
+    }
+
+    /// No new callback after `limit` of wall-clock time in the advance.
+    pub fn time(limit: std::time::Duration) -> Budget {
+        Budget {
+            max_callbacks: None,
+            max_time: Some(limit),
+        }
+    }
+
+    /// This budget with a time limit as well.
+    pub fn and_time(self, limit: std::time::Duration) -> Budget {
+        Budget {
+            max_time: Some(limit),
+            ..self
+        }
+    }
+}
+
+/// What one [`Timers::advance_within`] did.
+///
+/// ```
+/// use warpsim_timers::FrameReport;
+/// assert_eq!(FrameReport::default().fired, 0);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FrameReport {
+    /// Callbacks fired (repeating timers count once per firing).
+    pub fired: usize,
+    /// Of those, how many were due before this advance began (carried over by the budget of
+    /// an earlier frame).
+    pub late: usize,
+    /// The largest lateness among them: the start of this advance minus the callback's
+    /// scheduled time, in game seconds (0 when none was late).
+    pub max_lateness: f64,
+    /// Whether timers due by the end of this advance are still waiting (carried over to the
+    /// next).
+    pub carried_over: bool,
+}
+
+/// Starts loading the next due timer's slot while this one fires: with a million timers each
+/// slot is a cache miss, and the queue already knows which one comes next. (The queue
+/// prefetches its own entries; this is the manager's slot behind the entry.)
+#[inline]
+fn prefetch_next<C>(scheduler: &mut Scheduler<C>) {
+    if let Some(next) = scheduler.queue.peek_slot() {
+        prefetch_index::prefetch_index(&scheduler.slots, next as usize);
+    }
+}
+
 #[inline]
 fn fire_one<C>(
     scheduler: &mut Scheduler<C>,
@@ -458,3 +637,10 @@ impl<C> fmt::Debug for Timers<C> {
             .finish()
     }
 }
+
+// `Timers` can live in another thread, or be an engine resource (Bevy requires `Send`):
+// callbacks, owners' observers and curves are all `Send`, and `C` appears only in signatures.
+const _: () = {
+    const fn assert_send<T: Send>() {}
+    assert_send::<Timers<std::rc::Rc<u8>>>();
+};

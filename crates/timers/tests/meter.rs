@@ -424,3 +424,42 @@ fn curve_inverses_agree_with_values() {
         }
     }
 }
+
+#[test]
+fn a_milestone_reached_by_a_spend_fires_in_the_same_frame_at_the_spend_time() {
+    // 100 MP at the start: ice (35) is ready at once; casting it leaves exactly 65, the
+    // fireball's level, so the fireball is ready at that same moment, not a frame later.
+    let mut timers = Timers::<Vec<(&str, f64, f64)>>::new();
+    let mana = timers
+        .add_meter(
+            Meter::builder(Linear::new(2.0).unwrap())
+                .value(100.0)
+                .max(100.0)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    timers
+        .add_milestone(mana, 35.0, move |log, ctx| {
+            log.push(("ice", ctx.scheduled(), ctx.now()));
+            ctx.spend(mana, 35.0).unwrap();
+        })
+        .unwrap();
+    timers
+        .add_milestone(mana, 65.0, |log, ctx| {
+            log.push(("fireball", ctx.scheduled(), ctx.now()))
+        })
+        .unwrap();
+    let mut log = Vec::new();
+    // One frame of 1/60 s: both fire in it, at time 0 (the time of the spend).
+    let fired = timers.advance(1.0 / 60.0, &mut log).unwrap();
+    assert_eq!(log, [("ice", 0.0, 0.0), ("fireball", 0.0, 0.0)]);
+    assert_eq!(fired, 2);
+    // Fired once for this crossing: spending down to exactly 65 again does not re-fire it.
+    timers.advance_to(10.0, &mut log).unwrap();
+    log.clear();
+    let value = timers.meter_value(mana).unwrap();
+    timers.spend(mana, value - 65.0).unwrap();
+    timers.advance(1.0 / 60.0, &mut log).unwrap();
+    assert_eq!(log, []);
+}

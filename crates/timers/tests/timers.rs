@@ -1,15 +1,14 @@
 //! One test per promise of the timer manager (issue #3), on small hand-written scenarios.
 
-use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use warpsim_timers::{CatchUp, RemovalReason, TimerCtx, TimerError, TimerId, Timers};
 
 type Log = Vec<(u32, f64)>;
 
 /// A callback that logs `(tag, scheduled time)`.
-fn tag(tag: u32) -> impl FnMut(&mut Log, &mut TimerCtx<'_, Log>) + 'static {
+fn tag(tag: u32) -> impl FnMut(&mut Log, &mut TimerCtx<'_, Log>) + Send + 'static {
     move |log, ctx| log.push((tag, ctx.scheduled()))
 }
 
@@ -141,15 +140,15 @@ fn callbacks_change_other_timers_and_their_own() {
 #[test]
 fn a_callback_cancelling_a_timer_due_at_the_same_time_stops_it() {
     let mut timers = Timers::new();
-    let second = Rc::new(RefCell::new(None::<TimerId>));
-    let handle = Rc::clone(&second);
+    let second = Arc::new(Mutex::new(None::<TimerId>));
+    let handle = Arc::clone(&second);
     timers
         .add(1.0, move |log: &mut Log, ctx| {
             log.push((0, ctx.scheduled()));
-            assert!(ctx.cancel(handle.borrow().unwrap()));
+            assert!(ctx.cancel(handle.lock().unwrap().unwrap()));
         })
         .unwrap();
-    *second.borrow_mut() = Some(timers.add(1.0, tag(1)).unwrap());
+    *second.lock().unwrap() = Some(timers.add(1.0, tag(1)).unwrap());
     let mut log = Vec::new();
     assert_eq!(timers.advance(5.0, &mut log).unwrap(), 1);
     assert_eq!(tags(&log), [0]);
@@ -316,12 +315,16 @@ fn bad_input_is_an_error_and_changes_nothing() {
     let id = timers.add(1.0, |_, _| {}).unwrap();
     for delay in [f64::NAN, -1.0, f64::INFINITY, f64::NEG_INFINITY] {
         assert!(matches!(
-            timers.add(delay, |_, _| {}),
+            timers
+                .add(delay, |_, _| {})
+                .map_err(|refused| refused.error),
             Err(TimerError::InvalidDelay(_))
         ));
     }
     for period in [0.0, -0.0, -1.0, f64::NAN, f64::INFINITY] {
-        let result = timers.add_repeating(1.0, period, |_, _| {});
+        let result = timers
+            .add_repeating(1.0, period, |_, _| {})
+            .map_err(|refused| refused.error);
         assert!(
             matches!(result, Err(TimerError::InvalidPeriod(_))),
             "{period}"
@@ -360,7 +363,9 @@ fn bad_input_is_an_error_and_changes_nothing() {
     timers.advance_to(f64::MAX / 2.0, &mut ()).unwrap(); // `id` fires
     let late = timers.add(1.0, |_, _| {}).unwrap();
     assert_eq!(
-        timers.add(f64::MAX, |_, _| {}),
+        timers
+            .add(f64::MAX, |_, _| {})
+            .map_err(|refused| refused.error),
         Err(TimerError::TimeOverflow)
     );
     assert_eq!(timers.delay(late, f64::MAX), Err(TimerError::TimeOverflow));
@@ -377,11 +382,11 @@ fn bad_input_is_an_error_and_changes_nothing() {
 
 #[test]
 fn owners_are_told_why_their_timers_went_away() {
-    let seen = Rc::new(RefCell::new(Vec::new()));
+    let seen = Arc::new(Mutex::new(Vec::new()));
     let mut timers = Timers::<()>::new();
     let owner = timers.add_owner({
-        let seen = Rc::clone(&seen);
-        move |id, reason| seen.borrow_mut().push((id, reason))
+        let seen = Arc::clone(&seen);
+        move |id, reason| seen.lock().unwrap().push((id, reason))
     });
     let cancelled = timers.timer(1.0).owner(owner).build(|_, _| {}).unwrap();
     let replaced = timers.timer(1.0).owner(owner).build(|_, _| {}).unwrap();
@@ -399,7 +404,7 @@ fn owners_are_told_why_their_timers_went_away() {
     assert!(timers.is_active(replacement));
     drop(timers);
     assert_eq!(
-        *seen.borrow(),
+        *seen.lock().unwrap(),
         [
             (replaced, RemovalReason::Replaced),
             (cancelled, RemovalReason::Cancelled),
@@ -411,13 +416,13 @@ fn owners_are_told_why_their_timers_went_away() {
 
 #[test]
 fn cancel_owner_removes_all_of_its_timers_and_only_those() {
-    let seen = Rc::new(RefCell::new(0));
+    let seen = Arc::new(Mutex::new(0));
     let mut timers = Timers::new();
     let torch = timers.add_owner({
-        let seen = Rc::clone(&seen);
+        let seen = Arc::clone(&seen);
         move |_, reason| {
             assert_eq!(reason, RemovalReason::Cancelled);
-            *seen.borrow_mut() += 1;
+            *seen.lock().unwrap() += 1;
         }
     });
     let other = timers.add_owner(|_, _| {});
@@ -442,7 +447,7 @@ fn cancel_owner_removes_all_of_its_timers_and_only_those() {
         .unwrap();
     assert!(timers.pause(paused));
     assert_eq!(timers.cancel_owner(torch), Some(11));
-    assert_eq!(*seen.borrow(), 11);
+    assert_eq!(*seen.lock().unwrap(), 11);
     assert_eq!(timers.cancel_owner(torch), Some(0));
     let mut log = Vec::new();
     timers.advance(20.0, &mut log).unwrap();
@@ -451,7 +456,10 @@ fn cancel_owner_removes_all_of_its_timers_and_only_those() {
     assert_eq!(timers.remove_owner(torch), Some(0));
     assert_eq!(timers.cancel_owner(torch), None);
     let result = timers.timer(1.0).owner(torch).build(tag(0));
-    assert_eq!(result, Err(TimerError::StaleOwner(torch)));
+    assert_eq!(
+        result.map_err(|refused| refused.error),
+        Err(TimerError::StaleOwner(torch))
+    );
 }
 
 #[test]
@@ -491,27 +499,27 @@ fn a_panicking_callback_leaves_the_manager_usable() {
 
 #[test]
 fn callbacks_are_dropped_with_the_manager() {
-    let token = Rc::new(());
+    let token = Arc::new(());
     let mut timers = Timers::<()>::new();
     for _ in 0..3 {
-        let token = Rc::clone(&token);
+        let token = Arc::clone(&token);
         timers
-            .add(1.0, move |_, _| assert!(Rc::strong_count(&token) > 1))
+            .add(1.0, move |_, _| assert!(Arc::strong_count(&token) > 1))
             .unwrap();
     }
-    assert_eq!(Rc::strong_count(&token), 4);
+    assert_eq!(Arc::strong_count(&token), 4);
     timers.advance(1.0, &mut ()).unwrap();
     assert_eq!(
-        Rc::strong_count(&token),
+        Arc::strong_count(&token),
         1,
         "finished one-shots drop their callbacks"
     );
-    let token2 = Rc::clone(&token);
+    let token2 = Arc::clone(&token);
     timers
-        .add(1.0, move |_, _| assert!(Rc::strong_count(&token2) > 1))
+        .add(1.0, move |_, _| assert!(Arc::strong_count(&token2) > 1))
         .unwrap();
     drop(timers);
-    assert_eq!(Rc::strong_count(&token), 1);
+    assert_eq!(Arc::strong_count(&token), 1);
 }
 
 #[test]
@@ -535,4 +543,44 @@ fn next_due_sees_queued_and_held_timers_but_not_paused_ones() {
     assert_eq!(timers.next_due(), Some(1.0)); // overdue: fires in the next advance
     assert_eq!(timers.advance(0.0, &mut seen).unwrap(), 1);
     assert_eq!(timers.next_due(), Some(2.0));
+}
+
+#[test]
+fn a_refused_add_hands_its_callback_back_and_changes_nothing() {
+    let token = Arc::new(());
+    let mut timers = Timers::<Vec<u32>>::new();
+    let owner = timers.add_owner(|_, _| {});
+    timers.remove_owner(owner);
+    let kept = Arc::clone(&token);
+    let refused = timers
+        .timer(1.0)
+        .owner(owner)
+        .build(move |log: &mut Vec<u32>, _: &mut TimerCtx<'_, Vec<u32>>| {
+            assert!(Arc::strong_count(&kept) > 1);
+            log.push(7);
+        })
+        .unwrap_err();
+    assert_eq!(refused.error, TimerError::StaleOwner(owner));
+    assert_eq!(timers.len(), 0);
+    // Not dropped: the callback still holds its capture, and it still runs.
+    assert_eq!(Arc::strong_count(&token), 2);
+    let mut log = Vec::new();
+    timers.add(0.5, refused.callback).unwrap();
+    timers.advance(1.0, &mut log).unwrap();
+    assert_eq!(log, [7]);
+    assert_eq!(Arc::strong_count(&token), 1);
+}
+
+#[test]
+fn timers_can_move_to_another_thread() {
+    let mut timers = Timers::<Vec<f64>>::new();
+    timers.add(1.0, |log, ctx| log.push(ctx.now())).unwrap();
+    let log = std::thread::spawn(move || {
+        let mut log = Vec::new();
+        timers.advance(2.0, &mut log).unwrap();
+        log
+    })
+    .join()
+    .unwrap();
+    assert_eq!(log, [1.0]);
 }

@@ -28,6 +28,7 @@ use std::fmt::Write as _;
 
 use anyhow::{Result, anyhow, bail};
 use serde_json::{Map, Value};
+use warpsim_models::pets::{CurvePoint, PetsResult};
 
 use super::replications::{replicate, seeds, show};
 use super::statistics::Summary;
@@ -88,7 +89,10 @@ struct Planner {
     seeds: Vec<u64>,
     needed: usize,
     deadline: f64,
-    metric: String,
+    /// Pets per run and the percentile asked for: each run's time to it is read off its
+    /// completion curve, so any multiple of 0.1 % works.
+    tasks: u64,
+    percentile: f64,
     probes: BTreeMap<u32, Probe>,
 }
 
@@ -115,7 +119,9 @@ impl Planner {
         let outcomes = outcomes.map_err(|error| anyhow!("pets with {gates} feeders: {error:#}"))?;
         let reached: Vec<f64> = outcomes
             .iter()
-            .filter_map(|outcome| outcome.metrics.get(&self.metric).and_then(Value::as_f64))
+            .filter_map(|outcome| {
+                time_to(outcome.metrics.get("curve"), self.tasks, self.percentile)
+            })
             .filter(|&time| time <= self.deadline)
             .collect();
         let fed: Vec<f64> = outcomes
@@ -147,6 +153,42 @@ impl Planner {
             .find(|probe| probe.pass)
             .map(|probe| probe.gates)
     }
+}
+
+/// The time by which `percentile` % of `tasks` pets were fed, from a run's `curve` metric
+/// (`[[time, fed], …]`, every 0.1 % of the pets), by the article's rule.
+fn time_to(curve: Option<&Value>, tasks: u64, percentile: f64) -> Option<f64> {
+    let points = curve?
+        .as_array()?
+        .iter()
+        .filter_map(|point| {
+            let point = point.as_array()?;
+            Some(CurvePoint {
+                time: point.first()?.as_f64()?,
+                fed: point.get(1)?.as_u64()?,
+            })
+        })
+        .collect();
+    PetsResult::from_curve(tasks, points, 0, 0).time_to(percentile)
+}
+
+/// Why an answer under the events style's per-roll breakdowns (the article's rule) may be
+/// an artifact, or `None` when the model has no such artifact.
+fn artifact_warning(params: &Value) -> Option<String> {
+    let events = params.get("style").and_then(Value::as_str) == Some("events");
+    let per_roll = params.get("breakdowns").and_then(Value::as_str) == Some("per_roll");
+    let breaks = params
+        .get("break_chance")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0)
+        > 0.0;
+    (events && per_roll && breaks).then(|| {
+        "this answer is under the article's breakdown rule: in the events style every feeder \
+         rolls for breakage at every event, so more feeders make each one break more often per \
+         meal (an artifact of the article's code, not of feeders). Add --breakdowns \
+         per-working-time for feeders that break per unit of work."
+            .to_string()
+    })
 }
 
 /// `warpsim plan`.
@@ -211,9 +253,15 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
     if !(deadline.is_finite() && deadline > 0.0) {
         bail!("--deadline must be a positive number (got {deadline})");
     }
-    if ![50.0, 95.0, 99.0, 100.0].contains(&percentile) {
-        bail!("--percentile must be 50, 95, 99 or 100 (got {percentile})");
+    // Runs record their completion curve at every 0.1 % of the pets, so those are the
+    // percentiles that can be answered exactly.
+    let per_mille = percentile * 10.0;
+    if !(percentile > 0.0 && percentile <= 100.0 && (per_mille - per_mille.round()).abs() < 1e-9) {
+        bail!(
+            "--percentile must be in (0, 100] and a multiple of 0.1, e.g. 90 or 99.9 (got {percentile})"
+        );
     }
+    let percentile = per_mille.round() / 10.0;
     if !(confidence > 0.0 && confidence <= 1.0) {
         bail!("--confidence must be in (0, 1] (got {confidence})");
     }
@@ -229,7 +277,7 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
             bail!("plan sets {flag} itself (it searches --gates and stops runs at the deadline)");
         }
     }
-    let metric = format!("p{percentile:.0}");
+    let metric = format!("p{percentile}");
 
     let base = parse_model("pets", &flags)?;
     let base_scenario = scenario_of(&base);
@@ -262,7 +310,8 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
         seeds: run_seeds,
         needed,
         deadline,
-        metric: metric.clone(),
+        tasks,
+        percentile,
         probes: BTreeMap::new(),
     };
 
@@ -335,7 +384,7 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
 
     let rule = format!(
         "K meets the deadline when at least {needed} of {replications} replications \
-         (seeds derive_seed({base_seed}, i)) feed {percentile:.0}% of the pets by time {deadline}"
+         (seeds derive_seed({base_seed}, i)) feed {percentile}% of the pets by time {deadline}"
     );
     if base_scenario.common().json {
         let mut object = Map::new();
@@ -348,6 +397,10 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
         object.insert("base_seed".into(), Value::from(base_seed));
         object.insert("max_gates".into(), Value::from(max_gates));
         object.insert("rule".into(), Value::from(rule.as_str()));
+        object.insert(
+            "warning".into(),
+            artifact_warning(&base_scenario.params()).map_or(Value::Null, Value::from),
+        );
         object.insert("params".into(), base_scenario.params());
         object.insert("gates".into(), passed.map_or(Value::Null, Value::from));
         let probes_json: Vec<Value> = probes
@@ -372,6 +425,9 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
         println!("{}", base_scenario.title());
         println!("Rule: {rule}.");
         print!("{}", probe_table(&probes, &metric));
+        if let Some(warning) = artifact_warning(&base_scenario.params()) {
+            println!("Warning: {warning}");
+        }
     }
     match passed {
         Some(gates) => {

@@ -8,7 +8,8 @@ use anyhow::{Result, anyhow, bail};
 use clap::Args;
 use serde_json::{Map, Value};
 use warpsim_core::Report;
-use warpsim_models::game::torches::{self, TorchesParams};
+use warpsim_core::StopReason;
+use warpsim_models::game::torches::{self, TimeSlice, TorchesParams};
 use warpsim_models::game::warlock::{self, RegenCurve, WarlockParams};
 
 use crate::cli::{CommonArgs, KernelKind};
@@ -67,6 +68,20 @@ pub(crate) struct TorchesArgs {
     /// Longest burn time in seconds (burn times uniform in [min, max)).
     #[arg(long, default_value_t = 20.0)]
     pub(crate) burn_max: f64,
+    /// Time slice of the chapter's time-sliced update (Listing 2), run beside polling and
+    /// timers, in milliseconds of wall time per frame.
+    #[arg(long, default_value_t = 2.0)]
+    pub(crate) slice_ms: f64,
+    /// Slice the time-sliced update by a number of torches per frame instead (deterministic).
+    #[arg(long, conflicts_with = "slice_ms")]
+    pub(crate) slice_torches: Option<u32>,
+    /// Leave the time-sliced update out.
+    #[arg(long, conflicts_with_all = ["slice_ms", "slice_torches"])]
+    pub(crate) no_slice: bool,
+    /// Also run the timers with at most this many callbacks per frame (the rest carried over
+    /// to the next frame, their lateness reported).
+    #[arg(long)]
+    pub(crate) budget: Option<u32>,
     #[command(flatten)]
     pub(crate) common: CommonArgs,
 }
@@ -80,6 +95,12 @@ impl TorchesArgs {
             seed,
             burn_min: self.burn_min,
             burn_max: self.burn_max,
+            slice: match (self.no_slice, self.slice_torches) {
+                (true, _) => None,
+                (false, Some(torches)) => Some(TimeSlice::Torches(torches)),
+                (false, None) => Some(TimeSlice::Millis(self.slice_ms)),
+            },
+            budget: self.budget,
         }
     }
 }
@@ -119,7 +140,13 @@ impl Scenario for TorchesArgs {
         let started = std::time::Instant::now();
         let result = torches::run(&TorchesArgs::params(self, seed))?;
         let wall = started.elapsed().as_secs_f64();
-        let report = timers_report(seed, result.extinguished_events, self.seconds, wall);
+        let mut report = timers_report(seed, result.extinguished_events, self.seconds, wall);
+        // The torches still burning are the timers still scheduled.
+        report.pending_at_end = result.pending_at_end as usize;
+        report.peak_pending = self.n as usize;
+        if result.pending_at_end > 0 {
+            report.stop_reason = StopReason::EndTime;
+        }
         let mut outcome = Outcome::from_result(Ok(report));
         let mut text = String::new();
         let _ = writeln!(text, "frames            {}", result.frames);
@@ -140,13 +167,62 @@ impl Scenario for TorchesArgs {
         );
         let _ = writeln!(
             text,
-            "torches out       {} (polling) = {} (timers)",
-            result.extinguished_polling, result.extinguished_events
+            "torches out       {} (polling) = {} (timers), {} still burning",
+            result.extinguished_polling, result.extinguished_events, result.pending_at_end
         );
+        let _ = writeln!(
+            text,
+            "total             polling {:.1} ms, timers {:.1} ms",
+            result.polling_total_ms, result.events_total_ms
+        );
+        if let Some(sliced) = &result.sliced {
+            let slice = match sliced.slice {
+                TimeSlice::Millis(ms) => format!("{ms} ms"),
+                TimeSlice::Torches(n) => format!("{n} torches"),
+            };
+            let _ = writeln!(
+                text,
+                "time-sliced       (Listing 2, {slice} per frame) mean {:.0} ns, p99 {:.0} ns, total {:.1} ms, {:.0} updates per frame",
+                sliced.cost.mean_ns,
+                sliced.cost.p99_ns,
+                sliced.total_ms,
+                sliced.mean_updates_per_frame
+            );
+            let _ = writeln!(
+                text,
+                "  flaws           torches burn {:.2} s longer on average (at most {:.2} s); {} not put out (starved); up to {} frames between updates; cost only spread: {:.2} ns per torch update against polling's {:.2}",
+                sliced.mean_extra_burn_s,
+                sliced.max_extra_burn_s,
+                sliced.missed,
+                sliced.max_gap_frames,
+                sliced.total_ms * 1e6
+                    / (sliced.mean_updates_per_frame * result.frames as f64).max(1.0),
+                result.polling_total_ms * 1e6 / (f64::from(self.n) * result.frames as f64)
+            );
+        }
+        if let Some(budgeted) = &result.budgeted {
+            let _ = writeln!(
+                text,
+                "budgeted timers   (at most {} callbacks per frame) mean {:.0} ns, p99 {:.0} ns; {} late callbacks, at most {:.3} s late; {} frames carried work over; {} torches out",
+                budgeted.budget,
+                budgeted.cost.mean_ns,
+                budgeted.cost.p99_ns,
+                budgeted.late,
+                budgeted.max_lateness_s,
+                budgeted.frames_carrying_over,
+                budgeted.extinguished
+            );
+        }
         outcome.text = text;
         outcome.metrics = metrics_of(&result)?;
         Ok(outcome)
     }
+}
+
+/// Seconds without trailing zeros: `15`, `32.5`.
+fn fmt_seconds(time: f64) -> String {
+    let text = format!("{time:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Flags of the warlock demo.
@@ -218,7 +294,19 @@ impl Scenario for WarlockArgs {
         let wall = started.elapsed().as_secs_f64();
         let report = timers_report(seed, result.timeline.len() as u64, self.seconds, wall);
         let mut outcome = Outcome::from_result(Ok(report));
-        let mut text = String::from("timeline (game seconds)\n");
+        // The chapter's Figure 1: when each spell becomes ready if nothing is cast.
+        let figure_1: Vec<String> = result
+            .first_ready
+            .iter()
+            .map(|ready| match ready.time {
+                Some(time) => format!("{} in {} s", ready.spell, fmt_seconds(time)),
+                None => format!("{} never", ready.spell),
+            })
+            .collect();
+        let mut text = format!(
+            "Figure 1 (no casting) {}\ntimeline (game seconds)\n",
+            figure_1.join(", ")
+        );
         for event in &result.timeline {
             let _ = writeln!(
                 text,

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, anyhow};
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value};
 use warpsim_core::{Report, StopReason};
-use warpsim_models::pets::{Durations, PetsParams, PetsResult, Style};
+use warpsim_models::pets::{Breakdowns, Durations, PetsParams, PetsResult, Semantics, Style};
 
 use crate::analysis::plots;
 use crate::cli::CommonArgs;
@@ -36,6 +36,18 @@ impl From<StyleArg> for Style {
 }
 
 /// The duration distribution, as a clap value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SemanticsArg {
+    Corrected,
+    Article,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum BreakdownsArg {
+    PerRoll,
+    PerWorkingTime,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum DurationsArg {
     /// max(0, m + N(0,1)·m/4), the article's choice.
@@ -91,6 +103,16 @@ pub(crate) struct PetsArgs {
     /// by then are reported as not reached.
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) end: Option<f64>,
+    /// `corrected` (the model the article describes) or `article` (its Go code exactly: the
+    /// step/jump roll loop that ends early after each breakdown; in the events style, meals
+    /// for pets that do not exist and durations truncated to whole units).
+    #[arg(long, value_enum, default_value_t = SemanticsArg::Corrected)]
+    pub(crate) semantics: SemanticsArg,
+    /// `per-roll` (the article: each feeder rolls at every step, jump or event) or
+    /// `per-working-time` (a feeding feeder breaks at a rate per unit of work, so more feeders
+    /// never make each one break more often).
+    #[arg(long, value_enum, default_value_t = BreakdownsArg::PerRoll)]
+    pub(crate) breakdowns: BreakdownsArg,
     /// Write the completion curve (fraction fed against time, percentiles marked) as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub(crate) plot: Option<PathBuf>,
@@ -115,6 +137,14 @@ impl PetsArgs {
             style,
             durations,
             end: self.end.unwrap_or(f64::INFINITY),
+            semantics: match self.semantics {
+                SemanticsArg::Corrected => Semantics::Corrected,
+                SemanticsArg::Article => Semantics::Article,
+            },
+            breakdowns: match self.breakdowns {
+                BreakdownsArg::PerRoll => Breakdowns::PerRoll,
+                BreakdownsArg::PerWorkingTime => Breakdowns::PerWorkingTime,
+            },
         }
     }
 }
@@ -144,7 +174,7 @@ fn result_text(params: &PetsParams, result: &PetsResult) -> String {
         text,
         "Time to 100%: {} ({} of {} pets fed, {} breakdowns)",
         show(result.p100),
-        result.curve.last().map_or(0, |point| point.fed),
+        result.fed,
         result.tasks,
         result.breakdowns
     );
@@ -181,14 +211,16 @@ impl Scenario for PetsArgs {
         let params = PetsArgs::params(self);
         format!(
             "Feeding pets ({} style): {} pets, {} feeders, break chance {}, repair time {}, \
-             eating time {}, {} durations",
+             eating time {}, {} durations, {} semantics, {} breakdowns",
             params.style,
             params.tasks,
             params.gates,
             params.break_chance,
             params.repair_time,
             params.processing_time,
-            params.durations
+            params.durations,
+            params.semantics,
+            params.breakdowns
         )
     }
 
@@ -258,9 +290,19 @@ impl Scenario for PetsArgs {
             metrics.insert(name.into(), value.map_or(Value::Null, Value::from));
         }
         metrics.insert("breakdowns".into(), Value::from(result.breakdowns));
+        // The true count at the end of the run (an `--end` before the last pet is fed stops
+        // between two curve points).
+        metrics.insert("fed".into(), Value::from(result.fed));
+        // The completion curve: `[time, fed]` at every 0.1 % of the pets (and at `--end`).
         metrics.insert(
-            "fed".into(),
-            Value::from(result.curve.last().map_or(0, |point| point.fed)),
+            "curve".into(),
+            Value::Array(
+                result
+                    .curve
+                    .iter()
+                    .map(|point| Value::from(vec![Value::from(point.time), Value::from(point.fed)]))
+                    .collect(),
+            ),
         );
         outcome.metrics = metrics;
         outcome.text = result_text(&params, &result);

@@ -23,7 +23,10 @@ use std::time::Instant;
 
 use rand::{RngExt, SeedableRng};
 use warpsim_core::LpRng;
-use warpsim_timers::Timers;
+use warpsim_timers::{Budget, Timers};
+
+use super::sliced::Sliced;
+pub use super::sliced::{SlicedReport, TimeSlice};
 
 use crate::{ParamError, check_range};
 
@@ -42,6 +45,12 @@ pub struct TorchesParams {
     pub burn_min: f64,
     /// Longest burn time, in seconds: burn times are uniform in `[burn_min, burn_max)`.
     pub burn_max: f64,
+    /// The slice of the chapter's time-sliced update (Listing 2), run beside the other two;
+    /// `None` leaves it out.
+    pub slice: Option<TimeSlice>,
+    /// A per-frame budget of callbacks for a third, budgeted run of the timers
+    /// ([`Timers::advance_within`]); `None` leaves it out.
+    pub budget: Option<u32>,
 }
 
 impl Default for TorchesParams {
@@ -53,6 +62,8 @@ impl Default for TorchesParams {
             seed: 7,
             burn_min: 1.0,
             burn_max: 20.0,
+            slice: Some(TimeSlice::default()),
+            budget: None,
         }
     }
 }
@@ -101,6 +112,27 @@ impl TorchesParams {
                 ),
             ));
         }
+        if self.budget == Some(0) {
+            return Err(ParamError::new(
+                "budget",
+                "must be at least 1 callback per frame (got 0)",
+            ));
+        }
+        match self.slice {
+            Some(TimeSlice::Millis(ms)) if !(ms.is_finite() && ms > 0.0) => {
+                return Err(ParamError::new(
+                    "slice_ms",
+                    format!("must be a positive number of milliseconds (got {ms})"),
+                ));
+            }
+            Some(TimeSlice::Torches(0)) => {
+                return Err(ParamError::new(
+                    "slice_torches",
+                    "must be at least 1 (got 0)",
+                ));
+            }
+            _ => {}
+        }
         Ok(())
     }
 
@@ -122,7 +154,7 @@ pub struct FrameCost {
 }
 
 impl FrameCost {
-    fn from_samples(mut samples: Vec<u64>) -> FrameCost {
+    pub(crate) fn from_samples(mut samples: Vec<u64>) -> FrameCost {
         samples.sort_unstable();
         let n = samples.len().max(1);
         let mean = samples.iter().map(|&s| s as f64).sum::<f64>() / n as f64;
@@ -158,6 +190,35 @@ pub struct TorchesReport {
     /// Wall time to schedule the timers of all torches and prime the queue, in milliseconds
     /// (paid once, before the first frame; the polling loop has no such cost).
     pub setup_ms: f64,
+    /// Wall time of all polling frames together, in milliseconds.
+    pub polling_total_ms: f64,
+    /// Wall time of all timer frames together, in milliseconds.
+    pub events_total_ms: f64,
+    /// Timers still scheduled at the end: the torches still burning.
+    pub pending_at_end: u64,
+    /// The chapter's time-sliced update over the same torches, if it ran.
+    pub sliced: Option<SlicedReport>,
+    /// The timers under a per-frame budget, if one was given.
+    pub budgeted: Option<BudgetedReport>,
+}
+
+/// The timers run with a per-frame budget of callbacks ([`Timers::advance_within`]): frames
+/// no longer spike, and what that costs is lateness.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct BudgetedReport {
+    /// Most callbacks per frame.
+    pub budget: u32,
+    /// Per-frame cost.
+    pub cost: FrameCost,
+    /// Torches put out (those carried past the last frame are still burning).
+    pub extinguished: u64,
+    /// Callbacks that ran in a later frame than the one they were due in.
+    pub late: u64,
+    /// The largest lateness, in game seconds: from a callback's due time to the start of the
+    /// frame that ran it.
+    pub max_lateness_s: f64,
+    /// Frames that ended with due callbacks still waiting.
+    pub frames_carrying_over: u64,
 }
 
 /// A torch as the chapter writes it: a life span, decremented every frame.
@@ -211,35 +272,28 @@ pub fn run(params: &TorchesParams) -> Result<TorchesReport, ParamError> {
         .collect();
 
     let setup = Instant::now();
-    let mut timers = Timers::with_capacity(n);
+    let mut timers = torch_timers(&burn_times)?;
+    let setup_ms = setup.elapsed().as_secs_f64() * 1e3;
     let mut world = TorchWorld {
         lit: vec![true; n],
         extinguished: 0,
     };
-    for (i, &burn_time) in burn_times.iter().enumerate() {
-        // The torch's index rides in the payload, so the callback captures nothing and the
-        // million timers cost no allocation.
-        timers
-            .timer(burn_time)
-            .payload(i as u64)
-            .build(|world: &mut TorchWorld, ctx| {
-                world.lit[ctx.payload() as usize] = false;
-                world.extinguished += 1;
-            })
-            .map_err(|e| ParamError::new("burn_max", e.to_string()))?;
-    }
-    // The ladder queue spreads timers added in bulk over its buckets the first time it is
-    // looked at (once, O(n)); a game does that during loading, not in its first frame.
-    timers.next_due();
-    let setup_ms = setup.elapsed().as_secs_f64() * 1e3;
+    let mut sliced = params.slice.map(|slice| Sliced::new(&burn_times, slice));
+    let budgeted = match params.budget {
+        Some(_) => Some(torch_timers(&burn_times)?),
+        None => None,
+    };
     drop(burn_times);
 
     let frames = params.frames();
     let dt = 1.0 / params.fps;
     let mut polling_ns = Vec::with_capacity(frames as usize);
     let mut events_ns = Vec::with_capacity(frames as usize);
+    let mut sliced_ns = Vec::new();
+    // Frame (1-based) in which polling put each torch out: the yardstick of the sliced run.
+    let mut polled_out_frame = vec![0u32; if sliced.is_some() { n } else { 0 }];
     let mut extinguished_polling = 0u64;
-    for _ in 0..frames {
+    for frame in 1..=frames {
         let start = Instant::now();
         let mut out = 0u64;
         for torch in &mut polled {
@@ -247,16 +301,38 @@ pub fn run(params: &TorchesParams) -> Result<TorchesReport, ParamError> {
         }
         polling_ns.push(elapsed_ns(start));
         extinguished_polling += out;
+        if out > 0 && !polled_out_frame.is_empty() {
+            // Untimed bookkeeping for the sliced run's report.
+            for (i, torch) in polled.iter().enumerate() {
+                if !torch.lit && polled_out_frame[i] == 0 {
+                    polled_out_frame[i] = frame as u32;
+                }
+            }
+        }
 
         let start = Instant::now();
         timers
             .advance(dt, &mut world)
             .map_err(|e| ParamError::new("fps", e.to_string()))?;
         events_ns.push(elapsed_ns(start));
+
+        if let Some(sliced) = &mut sliced {
+            let start = Instant::now();
+            sliced.frame(frame as u32, dt);
+            sliced_ns.push(elapsed_ns(start));
+        }
     }
     // Both sides agree torch by torch, not just in number.
     debug_assert!(polled.iter().zip(&world.lit).all(|(p, &lit)| p.lit == lit));
+    drop(polled);
+    let sliced = sliced.map(|sliced| sliced.report(&polled_out_frame, frames, dt, sliced_ns));
+    let budgeted = match (budgeted, params.budget) {
+        (Some(timers), Some(budget)) => Some(run_budgeted(timers, n, frames, dt, budget)?),
+        _ => None,
+    };
 
+    let polling_total_ms = polling_ns.iter().sum::<u64>() as f64 / 1e6;
+    let events_total_ms = events_ns.iter().sum::<u64>() as f64 / 1e6;
     let polling = FrameCost::from_samples(polling_ns);
     let events = FrameCost::from_samples(events_ns);
     Ok(TorchesReport {
@@ -269,6 +345,66 @@ pub fn run(params: &TorchesParams) -> Result<TorchesReport, ParamError> {
         extinguished_polling,
         extinguished_events: world.extinguished,
         setup_ms,
+        polling_total_ms,
+        events_total_ms,
+        pending_at_end: timers.len() as u64,
+        sliced,
+        budgeted,
+    })
+}
+
+/// One timer per torch, at its burn time, primed: the ladder queue spreads timers added in
+/// bulk over its buckets the first time it is looked at (once, O(n)); a game does that
+/// during loading, not in its first frame.
+fn torch_timers(burn_times: &[f64]) -> Result<Timers<TorchWorld>, ParamError> {
+    let mut timers = Timers::with_capacity(burn_times.len());
+    for (i, &burn_time) in burn_times.iter().enumerate() {
+        // The torch's index rides in the payload, so the callback captures nothing and the
+        // million timers cost no allocation.
+        timers
+            .timer(burn_time)
+            .payload(i as u64)
+            .build(|world: &mut TorchWorld, ctx| {
+                world.lit[ctx.payload() as usize] = false;
+                world.extinguished += 1;
+            })
+            .map_err(|e| ParamError::new("burn_max", e.to_string()))?;
+    }
+    timers.next_due();
+    Ok(timers)
+}
+
+/// The same frames with at most `budget` callbacks each.
+fn run_budgeted(
+    mut timers: Timers<TorchWorld>,
+    n: usize,
+    frames: u64,
+    dt: f64,
+    budget: u32,
+) -> Result<BudgetedReport, ParamError> {
+    let mut world = TorchWorld {
+        lit: vec![true; n],
+        extinguished: 0,
+    };
+    let mut samples = Vec::with_capacity(frames as usize);
+    let (mut late, mut max_lateness, mut carrying) = (0u64, 0.0f64, 0u64);
+    for _ in 0..frames {
+        let start = Instant::now();
+        let report = timers
+            .advance_within(dt, &mut world, Budget::callbacks(budget as usize))
+            .map_err(|e| ParamError::new("fps", e.to_string()))?;
+        samples.push(elapsed_ns(start));
+        late += report.late as u64;
+        max_lateness = max_lateness.max(report.max_lateness);
+        carrying += u64::from(report.carried_over);
+    }
+    Ok(BudgetedReport {
+        budget,
+        cost: FrameCost::from_samples(samples),
+        extinguished: world.extinguished,
+        late,
+        max_lateness_s: max_lateness,
+        frames_carrying_over: carrying,
     })
 }
 
@@ -290,10 +426,30 @@ mod tests {
                 seed,
                 burn_min: 0.5,
                 burn_max: 8.0,
+                slice: Some(TimeSlice::Torches(5_000)),
+                budget: Some(200),
             };
             let report = run(&params).unwrap();
             assert_eq!(report.frames, 300);
             assert_eq!(report.extinguished_polling, report.extinguished_events);
+            // The torches still burning are exactly the timers still scheduled.
+            assert_eq!(report.pending_at_end, 20_000 - report.extinguished_events);
+            // 5,000 of 20,000 torches per frame: each is updated every 4th frame with one
+            // frame's step, so it burns about 4 times as long, and fewer go out.
+            let sliced = report.sliced.as_ref().unwrap();
+            assert_eq!(sliced.max_gap_frames, 4);
+            assert_eq!(sliced.mean_updates_per_frame, 5_000.0);
+            assert!(sliced.extinguished + sliced.missed == report.extinguished_polling);
+            assert!(
+                sliced.missed > report.extinguished_polling / 2,
+                "{sliced:?}"
+            );
+            assert!(sliced.mean_extra_burn_s > 0.5, "{sliced:?}");
+            // At most 200 callbacks a frame: about 40 fall due per frame, bursts are spread,
+            // and nothing is lost or early.
+            let budgeted = report.budgeted.as_ref().unwrap();
+            assert!(budgeted.extinguished <= report.extinguished_events);
+            assert!(budgeted.cost.max_ns > 0.0);
             // About (5 − 0.5) / (8 − 0.5) = 60% of the torches go out.
             let expected = 20_000.0 * 4.5 / 7.5;
             assert!((report.extinguished_events as f64 - expected).abs() < 500.0);

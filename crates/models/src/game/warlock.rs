@@ -318,6 +318,28 @@ mod tests {
     }
 
     #[test]
+    fn a_spell_made_ready_by_a_cast_is_cast_at_the_same_time() {
+        use EventKind::{Cast, Ready};
+        // Full mana: ice at once; casting it leaves exactly the fireball's 65 MP, so the
+        // fireball is ready, and cast, at that same time, not a frame later.
+        let report = run(&WarlockParams {
+            start_mana: 100.0,
+            seconds: 20.0,
+            ..WarlockParams::default()
+        })
+        .unwrap();
+        assert_eq!(
+            timeline(&report)[..4],
+            [
+                (0.0, "ice", Ready),
+                (0.0, "ice", Cast),
+                (0.0, "fireball", Ready),
+                (0.0, "fireball", Cast),
+            ]
+        );
+    }
+
+    #[test]
     fn the_frame_rate_does_not_change_the_timeline() {
         let at_60 = run(&WarlockParams::default()).unwrap();
         let at_7 = run(&WarlockParams {

@@ -105,6 +105,21 @@ impl Sampler {
         }
     }
 
+    /// Draws one duration as the article's Go code does: `T + int(N(0,1) · T / 4)`, the
+    /// deviation truncated toward zero to whole time units, then 0 if negative (other
+    /// distributions: the draw truncated toward zero). Times then stay integers, as in the
+    /// article.
+    #[inline]
+    pub(crate) fn sample_truncated(&self, rng: &mut LpRng) -> f64 {
+        match self {
+            Sampler::Normal { mean, std_dev } => {
+                let z: f64 = rng.sample(StandardNormal);
+                (mean.trunc() + (z * std_dev).trunc()).max(0.0)
+            }
+            other => other.sample(rng).trunc(),
+        }
+    }
+
     /// Draws one duration (never negative).
     #[inline]
     pub(crate) fn sample(&self, rng: &mut LpRng) -> f64 {

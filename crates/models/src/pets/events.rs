@@ -2,7 +2,9 @@
 
 use warpsim_core::{Ctx, EventHandle, LogicalProcess};
 
-use super::{Breakage, Marks, PetsParams, Sampler};
+use rand::RngExt;
+
+use super::{Breakage, Breakdowns, Marks, PetsParams, Sampler, Semantics};
 
 /// An event of the feeding station.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -11,6 +13,13 @@ pub enum PetsEvent {
     Fed,
     /// A feeder's repair is done.
     Repaired,
+    /// A candidate breakdown of the per-working-time breakdown model
+    /// ([`Breakdowns::PerWorkingTime`]): it hits a working feeder with probability
+    /// `working / K` (thinning of a Poisson stream of rate `K · λ`).
+    BreakCheck,
+    /// The run's end time is reached: report the true number of pets fed (emitted just before
+    /// `end`, only when an end time is set).
+    Tally,
 }
 
 /// What the feeding station reports: at this event's time, `fed` pets had been fed and feeders
@@ -74,6 +83,13 @@ pub struct FeedingStation {
     meal: Sampler,
     repair: Sampler,
     breakage: Breakage,
+    /// Whether to follow the article's code exactly ([`Semantics::Article`]).
+    article: bool,
+    /// Breakdown rate per unit of working time per feeder, when feeders break per working
+    /// time; `None` for the article's per-roll rule.
+    working_rate: Option<f64>,
+    /// End of the run, when one is set (a [`PetsEvent::Tally`] is due just before it).
+    end: Option<f64>,
     /// Pets that have sat down at a feeder (fed or eating).
     started: u64,
     /// Pets fed.
@@ -86,16 +102,28 @@ pub struct FeedingStation {
     marks: Marks,
     /// The pending repairs (one per broken feeder), so they can be cancelled at the end.
     repairs: Vec<EventHandle>,
+    /// The pending candidate breakdown and tally, cancelled at the end too.
+    others: Vec<EventHandle>,
+    /// With the article's semantics, the meals in progress (some may be of pets that do not
+    /// exist), cancelled when the last pet is fed; empty otherwise (then no meal is pending
+    /// at the end).
+    meals: Vec<EventHandle>,
 }
 
 impl FeedingStation {
     pub(super) fn new(params: &PetsParams) -> FeedingStation {
+        let working_rate = (params.breakdowns == Breakdowns::PerWorkingTime
+            && params.break_chance > 0.0)
+            .then(|| -(-params.break_chance).ln_1p() / params.processing_time);
         FeedingStation {
             tasks: params.tasks,
             gates: u64::from(params.gates),
             meal: Sampler::new(params.durations, params.processing_time),
             repair: Sampler::new(params.durations, params.repair_time),
             breakage: Breakage::new(params.break_chance),
+            article: params.semantics == Semantics::Article,
+            working_rate,
+            end: params.end.is_finite().then_some(params.end),
             started: 0,
             done: 0,
             eating: 0,
@@ -103,29 +131,73 @@ impl FeedingStation {
             breakdowns: 0,
             marks: Marks::new(params.tasks),
             repairs: Vec::new(),
+            others: Vec::new(),
+            meals: Vec::new(),
         }
     }
 
-    /// The top of the article's loop: roll breakage for every feeder (until all are broken),
-    /// then fill the free healthy feeders with hungry pets.
+    /// One duration, as the chosen semantics draws it.
+    #[inline]
+    fn draw(&self, sampler: Sampler, ctx: &mut Ctx<'_, Self>) -> f64 {
+        if self.article {
+            sampler.sample_truncated(ctx.rng())
+        } else {
+            sampler.sample(ctx.rng())
+        }
+    }
+
+    /// A feeder breaks: it is out of service (after the meal on it, if any) until repaired.
+    #[inline]
+    fn break_one(&mut self, ctx: &mut Ctx<'_, Self>) {
+        let delay = self.draw(self.repair, ctx);
+        let handle = ctx.schedule(delay, PetsEvent::Repaired);
+        self.repairs.push(handle);
+        self.broken += 1;
+        self.breakdowns += 1;
+    }
+
+    /// The top of the article's loop: roll breakage for every feeder (until all are broken;
+    /// per-roll breakdowns only), then fill the free healthy feeders with hungry pets (with
+    /// the article's semantics, with pets whether or not any are left).
     #[inline]
     fn roll_and_fill(&mut self, ctx: &mut Ctx<'_, Self>) {
-        let breaks = self
-            .breakage
-            .roll(self.gates, self.gates - self.broken, ctx.rng());
-        for _ in 0..breaks {
-            let delay = self.repair.sample(ctx.rng());
-            let handle = ctx.schedule(delay, PetsEvent::Repaired);
-            self.repairs.push(handle);
+        if self.working_rate.is_none() {
+            let breaks = self
+                .breakage
+                .roll(self.gates, self.gates - self.broken, ctx.rng());
+            for _ in 0..breaks {
+                self.break_one(ctx);
+            }
         }
-        self.broken += breaks;
-        self.breakdowns += breaks;
-        while self.eating + self.broken < self.gates && self.started < self.tasks {
+        while self.eating + self.broken < self.gates && (self.article || self.started < self.tasks)
+        {
             self.eating += 1;
             self.started += 1;
-            let delay = self.meal.sample(ctx.rng());
-            ctx.schedule(delay, PetsEvent::Fed);
+            let delay = self.draw(self.meal, ctx);
+            let handle = ctx.schedule(delay, PetsEvent::Fed);
+            if self.article {
+                self.meals.push(handle);
+            }
         }
+    }
+
+    /// Schedules the next candidate breakdown of the per-working-time model.
+    fn schedule_break_check(&mut self, ctx: &mut Ctx<'_, Self>) {
+        if let Some(rate) = self.working_rate {
+            // Exp(K · λ) by inversion, from the LP's stream.
+            let uniform = 1.0 - ctx.rng().random::<f64>();
+            let delay = -uniform.ln() / (rate * self.gates as f64);
+            let handle = ctx.schedule(delay, PetsEvent::BreakCheck);
+            self.others.push(handle);
+        }
+    }
+
+    /// Reports the pets fed so far as a curve point.
+    fn emit(&self, ctx: &mut Ctx<'_, Self>) {
+        ctx.emit(Milestone {
+            fed: self.done.min(self.tasks),
+            breakdowns: self.breakdowns,
+        });
     }
 }
 
@@ -135,6 +207,12 @@ impl LogicalProcess for FeedingStation {
 
     fn init(&mut self, ctx: &mut Ctx<'_, Self>) {
         self.breakage.start(ctx.rng());
+        if let Some(end) = self.end {
+            // Just before the (exclusive) end, so that it still runs.
+            let handle = ctx.schedule(end.next_down().max(0.0), PetsEvent::Tally);
+            self.others.push(handle);
+        }
+        self.schedule_break_check(ctx);
         self.roll_and_fill(ctx);
     }
 
@@ -144,11 +222,14 @@ impl LogicalProcess for FeedingStation {
             PetsEvent::Fed => {
                 self.done += 1;
                 self.eating -= 1;
+                if self.article {
+                    let key = ctx.key();
+                    if let Some(index) = self.meals.iter().position(|h| h.key() == key) {
+                        self.meals.swap_remove(index);
+                    }
+                }
                 if self.done >= self.marks.next() {
-                    ctx.emit(Milestone {
-                        fed: self.done,
-                        breakdowns: self.breakdowns,
-                    });
+                    self.emit(ctx);
                     self.marks.advance(self.done);
                 }
             }
@@ -165,12 +246,27 @@ impl LogicalProcess for FeedingStation {
                     self.repairs.swap_remove(index);
                 }
             }
+            PetsEvent::BreakCheck => {
+                self.others.retain(|handle| handle.key() != ctx.key());
+                // Healthy feeders that are feeding; a broken one may still finish its meal.
+                let working = self.eating.min(self.gates - self.broken);
+                if working > 0 && ctx.rng().random_range(0..self.gates) < working {
+                    self.break_one(ctx);
+                }
+                self.schedule_break_check(ctx);
+            }
+            PetsEvent::Tally => {
+                self.others.retain(|handle| handle.key() != ctx.key());
+                self.emit(ctx);
+                return;
+            }
         }
         if self.done < self.tasks {
             self.roll_and_fill(ctx);
         } else {
             // Every pet is fed: nothing that is still pending matters any more.
-            for handle in self.repairs.drain(..) {
+            let pending = self.repairs.drain(..).chain(self.others.drain(..));
+            for handle in pending.chain(self.meals.drain(..)) {
                 ctx.cancel(handle);
             }
         }

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 use warpsim_core::LpRng;
 
-use super::{Breakage, CurvePoint, Marks, PetsParams, PetsResult};
+use super::{Breakage, CurvePoint, Marks, PetsParams, PetsResult, Semantics};
 
 /// Runs the jump style for at most `max_steps` jumps.
 ///
@@ -38,7 +38,10 @@ pub(super) fn run(params: &PetsParams, rng: &mut LpRng, max_steps: u64) -> PetsR
         // The credit is at most K · R / T, far below 2^53, so the conversion is exact.
         done = done.saturating_add(credited as u64);
         time = next;
-        let breaks = breakage.roll(gates - broken, u64::MAX, rng);
+        let breaks = match params.semantics {
+            Semantics::Corrected => breakage.roll(gates - broken, u64::MAX, rng),
+            Semantics::Article => breakage.roll_shrinking(gates - broken, rng),
+        };
         broken += breaks;
         breakdowns += breaks;
         for _ in 0..breaks {
@@ -50,5 +53,7 @@ pub(super) fn run(params: &PetsParams, rng: &mut LpRng, max_steps: u64) -> PetsR
             marks.advance(fed);
         }
     }
-    PetsResult::from_curve(tasks, curve, jumps, breakdowns)
+    let mut result = PetsResult::from_curve(tasks, curve, jumps, breakdowns);
+    result.fed = done.min(tasks);
+    result
 }

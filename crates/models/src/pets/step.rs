@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 use warpsim_core::LpRng;
 
-use super::{Breakage, CurvePoint, Marks, PetsParams, PetsResult};
+use super::{Breakage, CurvePoint, Marks, PetsParams, PetsResult, Semantics};
 
 /// Runs the step style for at most `max_steps` steps.
 ///
@@ -36,7 +36,10 @@ pub(super) fn run(params: &PetsParams, rng: &mut LpRng, max_steps: u64) -> PetsR
         steps += 1;
         time = next;
         done += gates - broken;
-        let breaks = breakage.roll(gates - broken, u64::MAX, rng);
+        let breaks = match params.semantics {
+            Semantics::Corrected => breakage.roll(gates - broken, u64::MAX, rng),
+            Semantics::Article => breakage.roll_shrinking(gates - broken, rng),
+        };
         broken += breaks;
         breakdowns += breaks;
         for _ in 0..breaks {
@@ -48,5 +51,7 @@ pub(super) fn run(params: &PetsParams, rng: &mut LpRng, max_steps: u64) -> PetsR
             marks.advance(fed);
         }
     }
-    PetsResult::from_curve(tasks, curve, steps, breakdowns)
+    let mut result = PetsResult::from_curve(tasks, curve, steps, breakdowns);
+    result.fed = done.min(tasks);
+    result
 }

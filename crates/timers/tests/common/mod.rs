@@ -312,7 +312,9 @@ pub struct RealApi<'a> {
     pub scheduler: &'a mut Scheduler<World>,
 }
 
-fn real_callback(label: usize) -> impl FnMut(&mut World, &mut TimerCtx<'_, World>) + 'static {
+fn real_callback(
+    label: usize,
+) -> impl FnMut(&mut World, &mut TimerCtx<'_, World>) + Send + 'static {
     move |world, ctx| {
         let (scheduled, occurrences) = (ctx.scheduled(), ctx.occurrences());
         let mut api = RealApi {
@@ -350,8 +352,9 @@ impl Api for RealApi<'_> {
             builder = builder.repeat(period);
         }
         let result = builder.build(real_callback(label));
-        self.world.ids.push(result.ok());
-        result.map(|_| ())
+        self.world.ids.push(result.as_ref().ok().copied());
+        // A refused add hands its callback back; the model only needs the reason.
+        result.map(|_| ()).map_err(|refused| refused.error)
     }
 
     fn cancel(&mut self, label: usize) -> bool {

@@ -1,0 +1,3 @@
+module petsgo
+
+go 1.19
