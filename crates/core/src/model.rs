@@ -280,8 +280,10 @@ pub enum Effect<E> {
 /// error in the model instead.
 pub struct Ctx<'a, M: LogicalProcess> {
     pub(crate) key: EventKey,
-    /// Sends this handler has made so far (the place of the next among them).
+    /// Sends this handler has made so far (the place of the next among them), and the
+    /// identity of its first (computed at the first send).
     pub(crate) sends: u64,
+    pub(crate) first_id: u64,
     pub(crate) me: LpId,
     pub(crate) n_lps: u32,
     pub(crate) meta: &'a mut LpMeta,
@@ -331,6 +333,7 @@ impl<'a, M: LogicalProcess> Ctx<'a, M> {
         Ctx {
             key,
             sends: 0,
+            first_id: 0,
             me: lp,
             n_lps,
             meta,
@@ -453,7 +456,10 @@ impl<M: LogicalProcess> Ctx<'_, M> {
         };
         // The send's causal identity (see `EventKey`): only the event being handled and the
         // send's place among its sends.
-        let id = self.key.first_send_id().wrapping_add(self.sends);
+        if self.sends == 0 {
+            self.first_id = self.key.first_send_id();
+        }
+        let id = self.first_id.wrapping_add(self.sends);
         let key = EventKey::new(time, age, self.me, self.key.time, id);
         let locator = match &mut self.backend {
             Backend::Direct {

@@ -167,6 +167,7 @@ impl Kernel for Sequential {
             let mut ctx = Ctx::<M> {
                 key,
                 sends: 0,
+                first_id: 0,
                 me: lp,
                 n_lps,
                 meta: &mut slot.meta,
@@ -208,7 +209,8 @@ impl Kernel for Sequential {
         let mut last_time = 0.0f64;
         // The last event run: one with the same key and destination would be a collision of
         // causal identities (see `EventKey`), which equal keys come out of the queue next to.
-        let mut last_run: Option<(EventKey, LpId)> = None;
+        // (Ids differ between almost any two events, so comparing them first is one test.)
+        let mut last_run = (EventKey::init(LpId::new(u32::MAX)), LpId::new(u32::MAX));
         // With many LPs the next event's LP record is a cache miss; fetch it while the current
         // event runs. (With few LPs the records are in cache and the peek would be wasted.)
         let prefetch_lps = slots.len() >= PREFETCH_LPS_FROM;
@@ -226,7 +228,7 @@ impl Kernel for Sequential {
                 break StopReason::EndTime;
             }
             let Pending { dest, crit, event } = pending;
-            if last_run == Some((key, dest)) {
+            if key.id == last_run.0.id && key == last_run.0 && dest == last_run.1 {
                 report.events_committed = committed;
                 report.events_processed = committed;
                 report.trace_hash = trace;
@@ -234,7 +236,7 @@ impl Kernel for Sequential {
                 report.pending_at_end = queue.len() + 1;
                 return fail(SimError::DuplicateKey { dest, key }, report);
             }
-            last_run = Some((key, dest));
+            last_run = (key, dest);
             if prefetch_lps && let Some((_, next)) = queue.peek() {
                 // An LP record spans up to two cache lines: the one it starts in and the one
                 // the next record starts in. A prefetch never faults, even past the end.
@@ -247,6 +249,7 @@ impl Kernel for Sequential {
             let mut ctx = Ctx::<M> {
                 key,
                 sends: 0,
+                first_id: 0,
                 me: dest,
                 n_lps,
                 meta: &mut slot.meta,
