@@ -17,7 +17,10 @@ use super::plots::{self, Series};
 use super::replications::{seeds, show, summarise};
 use super::statistics::Summary;
 use super::{RunsBar, model_flags, parse_model, take_last, take_option};
+use crate::text::excerpt;
+use crate::limits::Demand;
 use crate::run::{Outcome, scenario_of, seed_of};
+use warpsim_core::StopReason;
 
 /// `warpsim sweep <model> --set KEY=VALUES … [model flags]`.
 ///
@@ -48,6 +51,9 @@ pub(crate) struct SweepCmd {
     pub(crate) args: Vec<String>,
 }
 
+/// Most values one `--set` range may have.
+const MAX_AXIS_VALUES: u64 = 100_000;
+
 /// Flags of the model that make no sense to sweep (they change the output, not the model).
 const NOT_SWEPT: [&str; 4] = ["json", "config", "replications", "plot"];
 
@@ -66,16 +72,32 @@ pub(crate) struct Axis {
 pub(crate) fn parse_axis(spec: &str) -> Result<Axis> {
     let (key, values) = spec
         .split_once('=')
-        .ok_or_else(|| anyhow!("--set `{spec}`: expected KEY=VALUES (e.g. gates=4..20)"))?;
+        .ok_or_else(|| {
+            anyhow!(
+                "--set `{}`: expected KEY=VALUES (e.g. gates=4..20)",
+                excerpt(spec)
+            )
+        })?;
     let key = key.trim().trim_start_matches("--").to_string();
     if key.is_empty() {
-        bail!("--set `{spec}`: the parameter name is empty");
+        bail!("--set `{}`: the parameter name is empty", excerpt(spec));
     }
     let values = values.trim();
     let values = if values.contains(',') {
         let list: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
         if list.iter().any(String::is_empty) {
-            bail!("--set {key}: empty value in the list `{values}`");
+            bail!(
+                "--set {}: empty value in the list `{}`",
+                excerpt(&key),
+                excerpt(values)
+            );
+        }
+        if list.len() as u64 > MAX_AXIS_VALUES {
+            bail!(
+                "--set {}: the list has {} values (at most {MAX_AXIS_VALUES})",
+                excerpt(&key),
+                list.len()
+            );
         }
         list
     } else if let Some((start, rest)) = values.split_once("..") {
@@ -83,9 +105,9 @@ pub(crate) fn parse_axis(spec: &str) -> Result<Axis> {
             Some((end, step)) => (end, Some(step)),
             None => (rest, None),
         };
-        range(&key, start.trim(), end.trim(), step.map(str::trim))?
+        range(&excerpt(&key), start.trim(), end.trim(), step.map(str::trim))?
     } else if values.is_empty() {
-        bail!("--set {key}: no value");
+        bail!("--set {}: no value", excerpt(&key));
     } else {
         vec![values.to_string()]
     };
@@ -103,7 +125,13 @@ fn range(key: &str, start: &str, end: &str, step: Option<&str>) -> Result<Vec<St
             .parse::<f64>()
             .ok()
             .filter(|v| v.is_finite())
-            .ok_or_else(|| anyhow!("--set {key}: `{value}` in `{text}` is not a number"))
+            .ok_or_else(|| {
+                anyhow!(
+                    "--set {key}: `{}` in `{}` is not a number",
+                    excerpt(value),
+                    excerpt(&text)
+                )
+            })
     };
     let (first, last) = (number(start)?, number(end)?);
     let step_value = match step {
@@ -111,29 +139,41 @@ fn range(key: &str, start: &str, end: &str, step: Option<&str>) -> Result<Vec<St
         None => 1.0,
     };
     if step_value <= 0.0 {
-        bail!("--set {key}: the step of `{text}` must be positive");
+        bail!("--set {key}: the step of `{}` must be positive", excerpt(&text));
     }
     if first > last {
-        bail!("--set {key}: the range `{text}` is empty (its start is after its end)");
+        bail!(
+            "--set {key}: the range `{}` is empty (its start is after its end)",
+            excerpt(&text)
+        );
     }
-    // Integers stay integers; otherwise print as many decimals as the user wrote, so that
-    // 0.1 + 0.2 shows as 0.3.
+    // Print as many decimals as the user wrote (counting an exponent: `1e-5` has five), so
+    // that 0.1 + 0.2 shows as 0.3 and integers stay integers. The step has at most this many
+    // decimals, so distinct values never print alike.
     let decimals = [start, end, step.unwrap_or("1")]
         .iter()
-        .map(|text| {
-            text.split_once('.')
-                .map_or(0, |(_, fraction)| fraction.len())
-        })
+        .map(|text| decimals_of(text))
         .max()
         .unwrap_or(0);
-    let count = ((last - first) / step_value + 1e-9).floor() as u64 + 1;
-    if count > 100_000 {
-        bail!("--set {key}: the range `{text}` has {count} values (at most 100000)");
+    // Count in floating point first: `1..1e30` or a step of `1e-300` has more values than
+    // any integer type holds, and a cast would saturate (then wrap on `+ 1`).
+    let steps = ((last - first) / step_value + 1e-9).floor();
+    if !(steps.is_finite() && steps < MAX_AXIS_VALUES as f64) {
+        bail!(
+            "--set {key}: the range `{}` has {} values (at most {MAX_AXIS_VALUES})",
+            excerpt(&text),
+            if steps.is_finite() {
+                format!("{:.3e}", steps + 1.0)
+            } else {
+                "too many".to_string()
+            }
+        );
     }
+    let count = steps as u64 + 1;
     Ok((0..count)
         .map(|index| {
             let value = first + index as f64 * step_value;
-            if decimals == 0 && value.fract() == 0.0 {
+            if decimals == 0 {
                 format!("{value:.0}")
             } else {
                 format!("{value:.decimals$}")
@@ -142,22 +182,51 @@ fn range(key: &str, start: &str, end: &str, step: Option<&str>) -> Result<Vec<St
         .collect())
 }
 
-/// Every combination of the axes' values, the first axis varying slowest.
-pub(crate) fn grid(axes: &[Axis]) -> Vec<Vec<String>> {
-    let mut points: Vec<Vec<String>> = vec![Vec::new()];
-    for axis in axes {
-        points = points
-            .into_iter()
-            .flat_map(|point| {
-                axis.values.iter().map(move |value| {
-                    let mut next = point.clone();
-                    next.push(value.clone());
-                    next
-                })
-            })
-            .collect();
+/// The decimals a number is written with: those of its mantissa, less its exponent
+/// (`2.5e-3` has four), at most 400 (beyond what any `f64` needs).
+fn decimals_of(text: &str) -> usize {
+    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, exponent.parse::<i64>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let fraction = mantissa
+        .split_once('.')
+        .map_or(0, |(_, fraction)| fraction.len());
+    (i64::try_from(fraction).unwrap_or(i64::MAX))
+        .saturating_sub(exponent)
+        .clamp(0, 400) as usize
+}
+
+/// The number of points of the grid of `axes`: the product of their lengths.
+///
+/// # Errors
+///
+/// A product that overflows `u64`.
+pub(crate) fn grid_size(axes: &[Axis]) -> Result<u64> {
+    axes.iter().try_fold(1u64, |points, axis| {
+        points.checked_mul(axis.values.len() as u64).ok_or_else(|| {
+            anyhow!(
+                "--set: the grid of {} has more than {} points",
+                axes.iter()
+                    .map(|axis| format!("{} values of {}", axis.values.len(), excerpt(&axis.key)))
+                    .collect::<Vec<_>>()
+                    .join(" × "),
+                u64::MAX
+            )
+        })
+    })
+}
+
+/// Point `index` of the grid of `axes` (every combination of the axes' values, the first axis
+/// varying slowest), computed on demand: the grid itself is never built.
+pub(crate) fn grid_point(axes: &[Axis], mut index: u64) -> Vec<&str> {
+    let mut values = vec![""; axes.len()];
+    for (slot, axis) in values.iter_mut().zip(axes).rev() {
+        let n = axis.values.len() as u64;
+        *slot = &axis.values[(index % n) as usize];
+        index /= n;
     }
-    points
+    values
 }
 
 /// One grid point's results.
@@ -165,7 +234,17 @@ struct PointResult {
     values: Vec<String>,
     summaries: Vec<(String, Summary)>,
     params: Value,
+    /// The model's own metrics, in display order (from the point's first run).
+    model_metrics: Vec<String>,
+    /// Runs of this point that stopped at `--max-events` (their figures are partial).
+    partial: usize,
 }
+
+/// Bytes a grid point's result takes: the struct, its values and parameters, and about 40
+/// metrics' names and summaries.
+const POINT_BYTES: u64 = (std::mem::size_of::<PointResult>()
+    + 40 * (std::mem::size_of::<(String, Summary)>() + 24)
+    + 1024) as u64;
 
 /// `warpsim sweep`.
 ///
@@ -220,12 +299,19 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
         }
     }
 
-    // Parse and check every point before running anything.
+    // Parse and check the base and every point before running anything; points are parsed
+    // again when they run, so that no grid-sized list of commands is kept.
     let base = parse_model(&model, &flags)?;
     let base_scenario = scenario_of(&base);
     base_scenario
         .validate()
         .map_err(|error| anyhow!("{model}: {error:#}"))?;
+    let model_files = base_scenario.files();
+    if let Some((flag, _)) = model_files.outputs.first() {
+        bail!(
+            "{flag}: a sweep writes no file per run (its outputs are --csv and --plot); drop {flag}"
+        );
+    }
     let json = base_scenario.common().json;
     let base_seed = seed_of(base_scenario);
     let replications = base_scenario.common().replications;
@@ -234,79 +320,105 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
         Some(count) => seeds(base_seed, count),
         None => vec![base_seed],
     };
-    let point_values = grid(&axes);
-    let commands = point_values
-        .iter()
-        .map(|values| {
-            let mut point_flags = flags.clone();
-            let label = describe(&axes, values);
-            for (axis, value) in axes.iter().zip(values) {
-                point_flags.push(format!("--{}={value}", axis.key));
-            }
-            let command = parse_model(&model, &point_flags)
-                .map_err(|e| anyhow!("sweep point {label}: {e}"))?;
-            scenario_of(&command)
-                .validate()
-                .map_err(|e| anyhow!("sweep point {label}: {model}: {e:#}"))?;
-            Ok(command)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let n_points = grid_size(&axes)?;
+    let mut demands = base_scenario.demands();
+    let at_once = rayon::current_num_threads() as u128;
+    for demand in &mut demands {
+        demand.items = demand.items.saturating_mul(at_once);
+    }
+    demands.push(Demand::new(
+        "--set",
+        specs
+            .iter()
+            .map(|spec| excerpt(spec).into_owned())
+            .collect::<Vec<_>>()
+            .join(" --set "),
+        "grid points (each keeps a summary of every metric)",
+        u128::from(n_points),
+        POINT_BYTES,
+    ));
+    crate::limits::check_against(&demands, crate::limits::available_bytes())?;
+    let mut files = model_files;
+    files.outputs.extend(csv.iter().map(|path| ("--csv", path.clone())));
+    files.outputs.extend(plot.iter().map(|path| ("--plot", path.clone())));
+    crate::files::check_outputs(&files)?;
+    let point_command = |index: u64| -> Result<crate::cli::ModelCmd> {
+        let values = grid_point(&axes, index);
+        let label = describe(&axes, &values);
+        let mut point_flags = flags.clone();
+        for (axis, value) in axes.iter().zip(&values) {
+            point_flags.push(format!("--{}={value}", axis.key));
+        }
+        let command =
+            parse_model(&model, &point_flags).map_err(|e| anyhow!("sweep point {label}: {e}"))?;
+        scenario_of(&command)
+            .validate()
+            .map_err(|e| anyhow!("sweep point {label}: {model}: {e:#}"))?;
+        Ok(command)
+    };
+    for index in 0..n_points {
+        point_command(index)?;
+    }
 
-    // Every (point, replication) pair is one job, so the pool stays busy across points.
-    let jobs: Vec<(usize, usize)> = (0..commands.len())
-        .flat_map(|point| (0..run_seeds.len()).map(move |rep| (point, rep)))
-        .collect();
-    let bar = RunsBar::new(jobs.len() as u64, "runs");
-    let results: Vec<Result<Outcome>> = jobs
-        .par_iter()
-        .map(|&(point, rep)| {
-            let outcome = scenario_of(&commands[point]).run_once(run_seeds[rep], false);
-            bar.tick();
-            outcome
+    // Points run in parallel, and so do the replications of each (rayon nests), so the pool
+    // stays busy across points while only the runs in flight are in memory.
+    let bar = RunsBar::new(n_points.saturating_mul(run_seeds.len() as u64), "runs");
+    let results: Vec<Result<PointResult>> = (0..n_points)
+        .into_par_iter()
+        .map(|index| {
+            let values = grid_point(&axes, index);
+            let label = describe(&axes, &values);
+            let command = point_command(index)?;
+            let scenario = scenario_of(&command);
+            let outcomes: Vec<Result<Outcome>> = run_seeds
+                .par_iter()
+                .map(|&seed| {
+                    let outcome = scenario.run_once(seed, false);
+                    bar.tick();
+                    outcome
+                })
+                .collect();
+            let mut kept = Vec::with_capacity(outcomes.len());
+            for (outcome, seed) in outcomes.into_iter().zip(&run_seeds) {
+                let outcome = outcome.map_err(|e| anyhow!("sweep point {label}, seed {seed}: {e:#}"))?;
+                if let Some(error) = &outcome.error {
+                    bail!("sweep point {label}, seed {seed}: run stopped: {}", error.error);
+                }
+                kept.push(outcome);
+            }
+            let model_metrics = kept
+                .first()
+                .map(|outcome| {
+                    super::numeric_metrics(outcome)
+                        .into_iter()
+                        .map(|(name, _)| name)
+                        .filter(|name| outcome.metrics.contains_key(name))
+                        .collect()
+                })
+                .unwrap_or_default();
+            Ok(PointResult {
+                values: values.iter().map(|value| value.to_string()).collect(),
+                summaries: summarise(&kept),
+                params: scenario.params(),
+                model_metrics,
+                partial: kept
+                    .iter()
+                    .filter(|outcome| outcome.report.stop_reason == StopReason::EventLimit)
+                    .count(),
+            })
         })
         .collect();
     bar.finish();
-    let mut outcomes: Vec<Vec<Outcome>> = (0..commands.len()).map(|_| Vec::new()).collect();
-    for ((point, rep), result) in jobs.into_iter().zip(results) {
-        let label = describe(&axes, &point_values[point]);
-        let outcome =
-            result.map_err(|e| anyhow!("sweep point {label}, seed {}: {e:#}", run_seeds[rep]))?;
-        if let Some(error) = &outcome.error {
-            bail!(
-                "sweep point {label}, seed {}: run stopped: {}",
-                run_seeds[rep],
-                error.error
-            );
-        }
-        outcomes[point].push(outcome);
-    }
-    let points: Vec<PointResult> = outcomes
-        .iter()
-        .zip(&point_values)
-        .zip(&commands)
-        .map(|((outcomes, values), command)| PointResult {
-            values: values.clone(),
-            summaries: summarise(outcomes),
-            params: scenario_of(command).params(),
-        })
-        .collect();
+    let points: Vec<PointResult> = results.into_iter().collect::<Result<_>>()?;
 
     // The metrics shown in the table and plotted: the model's own, else the event count.
-    let model_metrics: Vec<String> = outcomes
+    let mut model_metrics: Vec<String> = points
         .first()
-        .and_then(|runs| runs.first())
-        .map(|outcome| {
-            let mut names: Vec<String> = super::numeric_metrics(outcome)
-                .into_iter()
-                .map(|(name, _)| name)
-                .filter(|name| outcome.metrics.contains_key(name))
-                .collect();
-            if names.is_empty() {
-                names.push("events_committed".into());
-            }
-            names
-        })
+        .map(|point| point.model_metrics.clone())
         .unwrap_or_default();
+    if model_metrics.is_empty() {
+        model_metrics.push("events_committed".into());
+    }
     let shown = if y_metrics.is_empty() {
         model_metrics
     } else {
@@ -329,22 +441,28 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
         y_metrics
     };
 
+    let partial_runs: usize = points.iter().map(|point| point.partial).sum();
     if let Some(path) = &csv {
-        std::fs::write(path, csv_text(&axes, &points))
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        crate::files::write_text(path, &csv_text(&axes, &points))?;
     }
     if let Some(path) = &plot {
         let series = plot_series(&axes, &points, &shown)?;
         let title = format!(
-            "{} sweep over {} ({} run{} per point)",
+            "{} sweep over {} ({} run{} per point){}",
             model,
             axes[0].key,
             run_seeds.len(),
-            if run_seeds.len() == 1 { "" } else { "s" }
+            if run_seeds.len() == 1 { "" } else { "s" },
+            if partial_runs > 0 {
+                " — PARTIAL: runs stopped at --max-events"
+            } else {
+                ""
+            }
         );
         plots::sweep_curves(path, &title, &axes[0].key, &series)
             .with_context(|| format!("cannot write the plot {}", path.display()))?;
     }
+    let mut text = String::new();
     if json {
         let mut object = Map::new();
         object.insert("model".into(), Value::from(model.as_str()));
@@ -374,6 +492,7 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
                     .collect();
                 p.insert("set".into(), Value::Object(set));
                 p.insert("params".into(), point.params.clone());
+                p.insert("partial_runs".into(), Value::from(point.partial));
                 let metrics: Map<String, Value> = point
                     .summaries
                     .iter()
@@ -384,10 +503,11 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
             })
             .collect();
         object.insert("points".into(), Value::Array(points_json));
-        println!("{}", Value::Object(object));
+        writeln!(text, "{}", Value::Object(object))?;
     } else {
-        println!("{}", base_scenario.title());
-        println!(
+        writeln!(text, "{}", base_scenario.title())?;
+        writeln!(
+            text,
             "sweep of {} point{} × {} run{} (seeds {}), {} threads",
             points.len(),
             if points.len() == 1 { "" } else { "s" },
@@ -399,20 +519,25 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
                 base_seed.to_string()
             },
             rayon::current_num_threads()
-        );
-        print!(
-            "{}",
-            table_text(&axes, &points, &shown, replications.is_some())
-        );
+        )?;
+        text.push_str(&table_text(&axes, &points, &shown, replications.is_some()));
     }
+    if partial_runs > 0 {
+        crate::out::note(&format!(
+            "{partial_runs} run{} stopped at --max-events: their figures are partial (the \
+             `partial_runs` column and field count them per point)",
+            if partial_runs == 1 { "" } else { "s" }
+        ));
+    }
+    crate::out::print(&text)?;
     Ok(())
 }
 
 /// `gates=4, tasks=1000`.
-fn describe(axes: &[Axis], values: &[String]) -> String {
+fn describe(axes: &[Axis], values: &[impl AsRef<str>]) -> String {
     axes.iter()
         .zip(values)
-        .map(|(axis, value)| format!("{}={value}", axis.key))
+        .map(|(axis, value)| format!("{}={}", axis.key, value.as_ref()))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -480,6 +605,7 @@ fn csv_text(axes: &[Axis], points: &[PointResult]) -> String {
     let mut text = String::new();
     let mut header: Vec<String> = axes.iter().map(|axis| axis.key.clone()).collect();
     header.push("n".into());
+    header.push("partial_runs".into());
     for name in &names {
         for stat in ["mean", "std_dev", "ci95_low", "ci95_high", "min", "max"] {
             header.push(format!("{name}_{stat}"));
@@ -504,6 +630,7 @@ fn csv_text(axes: &[Axis], points: &[PointResult]) -> String {
                 .unwrap_or(0)
                 .to_string(),
         );
+        row.push(point.partial.to_string());
         for name in &names {
             match point.summaries.iter().find(|(n, _)| n == name) {
                 Some((_, s)) => {
@@ -612,9 +739,33 @@ mod tests {
                 values: vec!["x".into(), "y".into(), "z".into()],
             },
         ];
-        let points = grid(&axes);
-        assert_eq!(points.len(), 6);
-        assert_eq!(points[1], ["1", "y"]);
-        assert_eq!(points[3], ["2", "x"]);
+        assert_eq!(grid_size(&axes).unwrap(), 6);
+        assert_eq!(grid_point(&axes, 1), ["1", "y"]);
+        assert_eq!(grid_point(&axes, 3), ["2", "x"]);
+        assert_eq!(grid_point(&axes, 5), ["2", "z"]);
+    }
+
+    #[test]
+    fn counts_that_overflow_are_errors() {
+        for spec in ["gates=1..1e30", "gates=1..3:1e-300", "x=0..1.7976931348623157e308"] {
+            let error = parse_axis(spec).unwrap_err().to_string();
+            assert!(error.contains("at most 100000"), "{spec}: {error}");
+        }
+        let wide = Axis {
+            key: "a".into(),
+            values: vec!["1".into(); 100_000],
+        };
+        let axes = vec![wide; 4];
+        assert_eq!(grid_size(&axes[..3]).unwrap(), 1_000_000_000_000_000);
+        assert!(grid_size(&axes).unwrap_err().to_string().contains("more than"));
+    }
+
+    #[test]
+    fn exponents_are_not_rounded_away() {
+        assert_eq!(
+            values("p=0..3e-5:1e-5"),
+            ["0.00000", "0.00001", "0.00002", "0.00003"]
+        );
+        assert_eq!(values("n=1e3..3e3:1e3"), ["1000", "2000", "3000"]);
     }
 }

@@ -64,6 +64,7 @@
 mod geometry;
 mod oracle;
 mod population;
+mod precision;
 mod sector;
 
 use std::fmt::Write as _;
@@ -77,6 +78,7 @@ pub use oracle::{DeathMismatch, compare_deaths, oracle, times_agree};
 pub use population::{
     Creature, DEFAULT_RADIUS, Kind, POPULATION_HEADER, RandomPopulation, write_population,
 };
+pub use precision::RESOLUTION;
 pub use sector::{Death, EventKind, Sector, SectorStats, SharksEvent, SharksOutput};
 
 /// How a sector withdraws the arrival it sent for a fish that then turned out to die first.
