@@ -13,8 +13,9 @@
 
 use std::ffi::OsString;
 
-/// Parses a `warpsim` command line (without the program name) as `warpsim` does, `--config`
-/// files expanded, but runs nothing.
+/// Parses a `warpsim` command line (without the program name) as `warpsim` does, but reads no
+/// file (`--config` is parsed as a flag, its file is not expanded: see [`config_text`]) and
+/// runs nothing.
 ///
 /// # Errors
 ///
@@ -22,7 +23,6 @@ use std::ffi::OsString;
 pub fn arguments<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Result<(), String> {
     let mut argv = vec![OsString::from("warpsim")];
     argv.extend(args.iter().map(|arg| arg.as_ref().to_os_string()));
-    let argv = crate::config::expand(argv).map_err(|error| format!("{error:#}"))?;
     match crate::cli::parse(argv) {
         Ok(_) => Ok(()),
         Err(error) => Err(crate::text::clap_message(&error)),
