@@ -11,7 +11,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 
 use crate::text::excerpt;
 
@@ -93,10 +93,14 @@ fn position(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
+/// The largest scenario file read: a scenario is a few lines, so this is only a guard against
+/// reading a device or a huge file by mistake.
+const MAX_CONFIG_BYTES: u64 = 256 << 20;
+
 fn flags_from_file(path: &Path, model: &str) -> Result<Vec<String>> {
     let shown = path.display().to_string();
     let name = excerpt(&shown);
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {name}"))?;
+    let text = crate::files::read_text(path, MAX_CONFIG_BYTES)?;
     flags_from_text(&text, &name, model)
 }
 

@@ -235,6 +235,30 @@ pub(crate) fn write_atomic_with(
     Ok(())
 }
 
+/// Reads the text file `path`, refusing one longer than `limit` bytes (`/dev/zero` as a
+/// scenario must end in an error, not in an exhausted memory).
+///
+/// # Errors
+///
+/// `cannot read PATH: …`, or a file over the limit.
+pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String> {
+    use std::io::Read;
+    let shown = path.display().to_string();
+    let shown = crate::text::excerpt(&shown);
+    let file = fs::File::open(path).with_context(|| format!("cannot read {shown}"))?;
+    let mut text = String::new();
+    file.take(limit.saturating_add(1))
+        .read_to_string(&mut text)
+        .with_context(|| format!("cannot read {shown}"))?;
+    if text.len() as u64 > limit {
+        bail!(
+            "cannot read {shown}: the file is larger than {}",
+            crate::limits::human_bytes(u128::from(limit))
+        );
+    }
+    Ok(text)
+}
+
 /// Writes `text` with [`write_atomic`].
 pub(crate) fn write_text(path: &Path, text: &str) -> Result<()> {
     write_atomic(path, text.as_bytes())

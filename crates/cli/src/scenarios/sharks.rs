@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use clap::{Args, ValueEnum};
 use plotters::prelude::*;
 use serde_json::{Value, json};
@@ -150,8 +150,10 @@ impl SharksArgs {
     fn population(&self, params: &SharksParams, seed: u64) -> Result<Vec<Creature>> {
         match &self.population {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read {}", path.display()))?;
+                // A population is parsed into creatures of about the file's size: read at
+                // most a quarter of the memory available.
+                let limit = crate::limits::available_bytes().map_or(u64::MAX, |bytes| bytes / 4);
+                let text = crate::files::read_text(path, limit)?;
                 params
                     .read_population(&text)
                     .map_err(|error| anyhow!("{}: {error}", path.display()))
