@@ -79,9 +79,7 @@ fn join_negative_values(command: &clap::Command, args: Vec<OsString>) -> Vec<OsS
         command
             .get_arguments()
             .any(|arg| arg.get_long() == Some(long) && arg.get_action().takes_values())
-            || command
-                .get_subcommands()
-                .any(|sub| takes_value(sub, long))
+            || command.get_subcommands().any(|sub| takes_value(sub, long))
     }
     let mut joined = Vec::with_capacity(args.len());
     let mut args = args.into_iter().peekable();
@@ -199,9 +197,9 @@ pub(crate) struct CommonArgs {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Time Warp (--kernel timewarp)")]
 pub(crate) struct TimewarpArgs {
-    /// Worker threads.
-    #[arg(long, default_value_t = 2)]
-    pub(crate) threads: usize,
+    /// Worker threads [default: 2]; capped, with a note, at one per LP and 4 per core.
+    #[arg(long, value_name = "N")]
+    pub(crate) threads: Option<usize>,
     /// How undone sends are cancelled.
     #[arg(long, value_enum, default_value_t = CancellationArg::Lazy)]
     pub(crate) cancellation: CancellationArg,

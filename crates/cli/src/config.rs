@@ -198,7 +198,10 @@ mod tests {
         let error = flags_from_text("lps = 64\n\n[extra]\nx = 1\n", "f.toml", "phold")
             .unwrap_err()
             .to_string();
-        assert!(error.starts_with("f.toml line 3: unknown key `extra`"), "{error}");
+        assert!(
+            error.starts_with("f.toml line 3: unknown key `extra`"),
+            "{error}"
+        );
         let error = flags_from_text("lps = 64\nend = 30\nlookahead.x = 1\n", "f.toml", "phold")
             .unwrap_err()
             .to_string();
@@ -218,7 +221,9 @@ mod tests {
             format!("model = \"{value}\"\n"),
             format!("lps = {value}\n"),
         ] {
-            let error = flags_from_text(&text, "f.toml", "phold").unwrap_err().to_string();
+            let error = flags_from_text(&text, "f.toml", "phold")
+                .unwrap_err()
+                .to_string();
             assert!(error.len() < 400, "{}", &error[..400]);
         }
     }

@@ -32,7 +32,10 @@ impl FileSet {
     /// A set with `--config`, if given, as an input.
     pub(crate) fn with_config(config: Option<&PathBuf>) -> FileSet {
         FileSet {
-            inputs: config.map(|path| ("--config", path.clone())).into_iter().collect(),
+            inputs: config
+                .map(|path| ("--config", path.clone()))
+                .into_iter()
+                .collect(),
             outputs: Vec::new(),
         }
     }
@@ -157,10 +160,7 @@ fn check_writable(flag: &str, path: &Path) -> Result<()> {
     let directory = directory_of(path);
     match fs::metadata(&directory) {
         Ok(metadata) if metadata.is_dir() => {}
-        Ok(_) => bail!(
-            "{flag} {shown}: {} is not a directory",
-            directory.display()
-        ),
+        Ok(_) => bail!("{flag} {shown}: {} is not a directory", directory.display()),
         Err(_) => bail!(
             "{flag} {shown}: the directory {} does not exist",
             directory.display()
@@ -288,9 +288,18 @@ mod tests {
             ))
         })
         .unwrap_err();
-        assert!(format!("{error:#}").contains("No space left on device"), "{error:#}");
-        assert_eq!(fs::read_to_string(&path).unwrap(), "fish,shark,time\n1,2,3\n");
-        let names: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(
+            format!("{error:#}").contains("No space left on device"),
+            "{error:#}"
+        );
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "fish,shark,time\n1,2,3\n"
+        );
+        let names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names, [OsString::from("deaths.csv")]);
     }
 
@@ -304,15 +313,33 @@ mod tests {
             .input("--population", Some(&input))
             .output("--deaths", Some(&spelled));
         let error = check_outputs(&files).unwrap_err().to_string();
-        assert!(error.contains("same file as the input --population"), "{error}");
+        assert!(
+            error.contains("same file as the input --population"),
+            "{error}"
+        );
         let files = FileSet::default()
             .output("--deaths", Some(&dir.join("a.csv")))
             .output("--plot", Some(&dir.join("a.csv")));
-        assert!(check_outputs(&files).unwrap_err().to_string().contains("output --deaths"));
+        assert!(
+            check_outputs(&files)
+                .unwrap_err()
+                .to_string()
+                .contains("output --deaths")
+        );
         let files = FileSet::default().output("--deaths", Some(&dir.join("no/such/d.csv")));
-        assert!(check_outputs(&files).unwrap_err().to_string().contains("does not exist"));
+        assert!(
+            check_outputs(&files)
+                .unwrap_err()
+                .to_string()
+                .contains("does not exist")
+        );
         let files = FileSet::default().output("--deaths", Some(&dir));
-        assert!(check_outputs(&files).unwrap_err().to_string().contains("is a directory"));
+        assert!(
+            check_outputs(&files)
+                .unwrap_err()
+                .to_string()
+                .contains("is a directory")
+        );
         let ok = FileSet::default()
             .input("--population", Some(&input))
             .output("--deaths", Some(&dir.join("deaths.csv")));

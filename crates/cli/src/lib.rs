@@ -70,9 +70,7 @@ pub fn main() -> ExitCode {
                 .map(|m| m.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_string());
-            out::error_line(&format!(
-                "internal error (please report it): {message}"
-            ));
+            out::error_line(&format!("internal error (please report it): {message}"));
             ExitCode::from(101)
         }
     }

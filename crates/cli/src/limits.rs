@@ -103,7 +103,9 @@ pub(crate) fn available_bytes() -> Option<u64> {
 
 fn meminfo_available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|line| line.starts_with("MemAvailable:"))?;
+    let line = text
+        .lines()
+        .find(|line| line.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     kib.checked_mul(1024)
 }
@@ -185,11 +187,7 @@ pub(crate) fn check_against(demands: &[Demand], available: Option<u64>) -> Resul
         largest.items,
         largest.what,
         largest.bytes_each,
-        if demands.len() > 1 {
-            ", and more"
-        } else {
-            ""
-        },
+        if demands.len() > 1 { ", and more" } else { "" },
         human_bytes(u128::from(available))
     )
 }
@@ -256,12 +254,23 @@ mod tests {
     fn demands_over_the_memory_name_the_largest_flag() {
         let demands = [
             Demand::new("--lps", 64, "LPs", 64, 100),
-            Demand::new("--population", 4294967295u64, "pending events", 64 * 4294967295, 96),
+            Demand::new(
+                "--population",
+                4294967295u64,
+                "pending events",
+                64 * 4294967295,
+                96,
+            ),
         ];
         assert!(check_against(&demands, None).is_ok());
         assert!(check_against(&demands[..1], Some(1 << 30)).is_ok());
-        let error = check_against(&demands, Some(1 << 30)).unwrap_err().to_string();
-        assert!(error.starts_with("--population 4294967295: the run needs at least 24.0 TiB"), "{error}");
+        let error = check_against(&demands, Some(1 << 30))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("--population 4294967295: the run needs at least 24.0 TiB"),
+            "{error}"
+        );
         assert!(error.contains("only 1.0 GiB"), "{error}");
         // No overflow, whatever the counts.
         let huge = [Demand::new("--n", u64::MAX, "torches", u128::MAX, u64::MAX)];
@@ -277,8 +286,14 @@ mod tests {
     #[test]
     fn threads_are_capped_at_the_lps_and_the_cores() {
         assert_eq!(worker_threads(2, 64, false), 2);
-        assert_eq!(worker_threads(10_000, 64, false).min(64), worker_threads(10_000, 64, false));
-        assert!(worker_threads(4_294_967_296, 1_000_000, false) <= 8.max(4 * 1024));
+        assert_eq!(
+            worker_threads(10_000, 64, false).min(64),
+            worker_threads(10_000, 64, false)
+        );
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let ceiling = (THREADS_PER_CORE * cores).max(8);
+        assert_eq!(worker_threads(4_294_967_296, 1_000_000, false), ceiling);
+        assert_eq!(worker_threads(10_000, 64, false), ceiling.min(64));
         assert_eq!(worker_threads(3, 2, false), 2);
         assert_eq!(worker_threads(1, 1, false), 1);
     }

@@ -176,6 +176,9 @@ where
     result.into()
 }
 
+/// Worker threads when `--threads` is not given.
+const DEFAULT_THREADS: usize = 2;
+
 /// The Time Warp kernel the flags describe, for `n_lps` LPs; `--threads` is capped to what
 /// can help (a note on stderr says so when `tell`).
 fn timewarp_kernel(
@@ -192,7 +195,12 @@ fn timewarp_kernel(
         CheckpointArg::Auto => TimeWarp::new(config),
     };
     kernel
-        .threads(crate::limits::worker_threads(args.threads, n_lps, tell))
+        .threads(crate::limits::worker_threads(
+            args.threads.unwrap_or(DEFAULT_THREADS),
+            n_lps,
+            // The default is capped silently (a model with one LP runs on one thread).
+            tell && args.threads.is_some(),
+        ))
         .cancellation(match args.cancellation {
             CancellationArg::Aggressive => Cancellation::Aggressive,
             CancellationArg::Lazy => Cancellation::Lazy,

@@ -32,7 +32,10 @@ pub(crate) fn one_line(message: &str) -> String {
     }
     let head: String = line.chars().take(LINE_LIMIT * 3 / 4).collect();
     let tail: String = line.chars().skip(count - LINE_LIMIT / 5).collect();
-    format!("{head} … ({} characters left out) … {tail}", count - head.chars().count() - tail.chars().count())
+    format!(
+        "{head} … ({} characters left out) … {tail}",
+        count - head.chars().count() - tail.chars().count()
+    )
 }
 
 /// clap's error as one line: the message with the names it lists (clap puts the missing
@@ -102,7 +105,10 @@ mod tests {
         assert!(shown.contains("(5000 bytes)"), "{shown}");
         let line = one_line(&format!("a\n b {} end", "y ".repeat(10_000)));
         assert!(line.chars().count() <= LINE_LIMIT + 60, "{}", line.len());
-        assert!(line.starts_with("a b y") && line.ends_with("y end"), "{line}");
+        assert!(
+            line.starts_with("a b y") && line.ends_with("y end"),
+            "{line}"
+        );
         // An unmatched quote keeps the text as it is.
         assert_eq!(shorten_quoted("it's fine"), "it's fine");
     }

@@ -48,7 +48,10 @@ fn band(params: &SharksParams, n: u32, fraction: f64, seed: u64) -> Vec<Creature
         .collect()
 }
 
-fn model_deaths(params: &SharksParams, creatures: &[Creature]) -> Vec<warpsim_models::sharks::Death> {
+fn model_deaths(
+    params: &SharksParams,
+    creatures: &[Creature],
+) -> Vec<warpsim_models::sharks::Death> {
     let mut tally = Tally::default();
     Sequential::new(RunConfig::new(1).end_time(params.kernel_end_time()))
         .run(params.build(creatures).unwrap(), &mut tally)
@@ -122,7 +125,10 @@ fn a_fish_at_vx_1e308_is_refused_not_miscounted() {
     oracle(&params, &creatures).unwrap();
     creatures.push(Creature::fish(9999, 100.0, 100.0, 1e308, 0.0));
     let error = params.build(&creatures).unwrap_err().to_string();
-    assert!(error.starts_with("creature 9999: speed 1e308 is too fast"), "{error}");
+    assert!(
+        error.starts_with("creature 9999: speed 1e308 is too fast"),
+        "{error}"
+    );
     assert!(oracle(&params, &creatures).is_err());
     let text = write_population(&creatures);
     let error = params.read_population(&text).unwrap_err().to_string();

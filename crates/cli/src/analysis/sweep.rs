@@ -17,9 +17,9 @@ use super::plots::{self, Series};
 use super::replications::{seeds, show, summarise};
 use super::statistics::Summary;
 use super::{RunsBar, model_flags, parse_model, take_last, take_option};
-use crate::text::excerpt;
 use crate::limits::Demand;
 use crate::run::{Outcome, scenario_of, seed_of};
+use crate::text::excerpt;
 use warpsim_core::StopReason;
 
 /// `warpsim sweep <model> --set KEY=VALUES … [model flags]`.
@@ -70,14 +70,12 @@ pub(crate) struct Axis {
 ///
 /// No `=`, an empty key, a malformed number, a step that is not positive, or an empty range.
 pub(crate) fn parse_axis(spec: &str) -> Result<Axis> {
-    let (key, values) = spec
-        .split_once('=')
-        .ok_or_else(|| {
-            anyhow!(
-                "--set `{}`: expected KEY=VALUES (e.g. gates=4..20)",
-                excerpt(spec)
-            )
-        })?;
+    let (key, values) = spec.split_once('=').ok_or_else(|| {
+        anyhow!(
+            "--set `{}`: expected KEY=VALUES (e.g. gates=4..20)",
+            excerpt(spec)
+        )
+    })?;
     let key = key.trim().trim_start_matches("--").to_string();
     if key.is_empty() {
         bail!("--set `{}`: the parameter name is empty", excerpt(spec));
@@ -105,7 +103,12 @@ pub(crate) fn parse_axis(spec: &str) -> Result<Axis> {
             Some((end, step)) => (end, Some(step)),
             None => (rest, None),
         };
-        range(&excerpt(&key), start.trim(), end.trim(), step.map(str::trim))?
+        range(
+            &excerpt(&key),
+            start.trim(),
+            end.trim(),
+            step.map(str::trim),
+        )?
     } else if values.is_empty() {
         bail!("--set {}: no value", excerpt(&key));
     } else {
@@ -139,7 +142,10 @@ fn range(key: &str, start: &str, end: &str, step: Option<&str>) -> Result<Vec<St
         None => 1.0,
     };
     if step_value <= 0.0 {
-        bail!("--set {key}: the step of `{}` must be positive", excerpt(&text));
+        bail!(
+            "--set {key}: the step of `{}` must be positive",
+            excerpt(&text)
+        );
     }
     if first > last {
         bail!(
@@ -339,8 +345,12 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
     ));
     crate::limits::check_against(&demands, crate::limits::available_bytes())?;
     let mut files = model_files;
-    files.outputs.extend(csv.iter().map(|path| ("--csv", path.clone())));
-    files.outputs.extend(plot.iter().map(|path| ("--plot", path.clone())));
+    files
+        .outputs
+        .extend(csv.iter().map(|path| ("--csv", path.clone())));
+    files
+        .outputs
+        .extend(plot.iter().map(|path| ("--plot", path.clone())));
     crate::files::check_outputs(&files)?;
     let point_command = |index: u64| -> Result<crate::cli::ModelCmd> {
         let values = grid_point(&axes, index);
@@ -380,9 +390,13 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
                 .collect();
             let mut kept = Vec::with_capacity(outcomes.len());
             for (outcome, seed) in outcomes.into_iter().zip(&run_seeds) {
-                let outcome = outcome.map_err(|e| anyhow!("sweep point {label}, seed {seed}: {e:#}"))?;
+                let outcome =
+                    outcome.map_err(|e| anyhow!("sweep point {label}, seed {seed}: {e:#}"))?;
                 if let Some(error) = &outcome.error {
-                    bail!("sweep point {label}, seed {seed}: run stopped: {}", error.error);
+                    bail!(
+                        "sweep point {label}, seed {seed}: run stopped: {}",
+                        error.error
+                    );
                 }
                 kept.push(outcome);
             }
@@ -747,7 +761,11 @@ mod tests {
 
     #[test]
     fn counts_that_overflow_are_errors() {
-        for spec in ["gates=1..1e30", "gates=1..3:1e-300", "x=0..1.7976931348623157e308"] {
+        for spec in [
+            "gates=1..1e30",
+            "gates=1..3:1e-300",
+            "x=0..1.7976931348623157e308",
+        ] {
             let error = parse_axis(spec).unwrap_err().to_string();
             assert!(error.contains("at most 100000"), "{spec}: {error}");
         }
@@ -757,7 +775,12 @@ mod tests {
         };
         let axes = vec![wide; 4];
         assert_eq!(grid_size(&axes[..3]).unwrap(), 1_000_000_000_000_000);
-        assert!(grid_size(&axes).unwrap_err().to_string().contains("more than"));
+        assert!(
+            grid_size(&axes)
+                .unwrap_err()
+                .to_string()
+                .contains("more than")
+        );
     }
 
     #[test]

@@ -133,7 +133,13 @@ impl Scenario for TorchesArgs {
                 u128::from(self.n),
                 TorchesParams::bytes_per_torch(),
             ),
-            Demand::new("--seconds", self.seconds, "frame times (seconds × fps)", frames, 16),
+            Demand::new(
+                "--seconds",
+                self.seconds,
+                "frame times (seconds × fps)",
+                frames,
+                16,
+            ),
         ]
     }
 

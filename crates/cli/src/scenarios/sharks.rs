@@ -163,7 +163,6 @@ impl SharksArgs {
     }
 }
 
-
 impl Scenario for SharksArgs {
     fn name(&self) -> &'static str {
         "sharks"

@@ -474,7 +474,8 @@ impl SharksParams {
             }
         }
         if c.kind == Kind::Shark {
-            let shown = radius_text.map_or_else(|| show(c.radius), |text| excerpt(text).into_owned());
+            let shown =
+                radius_text.map_or_else(|| show(c.radius), |text| excerpt(text).into_owned());
             let largest = self.width.max(self.height);
             if !c.radius.is_finite() {
                 return Err(format!("radius `{shown}` is not a finite number"));

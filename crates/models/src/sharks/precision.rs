@@ -191,7 +191,10 @@ pub(crate) fn population_problem(
         .iter()
         .enumerate()
         .map(|(index, c)| (index, speed(c)))
-        .fold((0, 0.0f64), |best, (index, v)| if v > best.1 { (index, v) } else { best });
+        .fold(
+            (0, 0.0f64),
+            |best, (index, v)| if v > best.1 { (index, v) } else { best },
+        );
     let smallest = creatures
         .iter()
         .enumerate()
