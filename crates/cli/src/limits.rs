@@ -18,11 +18,12 @@
 //!
 //! # Estimates
 //!
-//! The per-item sizes are `size_of` the types the kernels store, doubled: a `Vec` that grows
-//! by doubling holds up to twice what it needs. They are lower bounds of the real footprint
-//! (PHOLD's sequential run measured 150 bytes per pending event and 250 per LP, against the
-//! 96 and 224 estimated here), so a run that is refused could not have fitted, and one that
-//! passes may still be tight.
+//! The per-item sizes are `size_of` the types the kernels store; those of items kept in
+//! vectors that grow by doubling (pending events, outcomes) are doubled, since such a vector
+//! holds up to twice what it needs. They are lower bounds of the real footprint (PHOLD's
+//! sequential run measured 150 bytes per pending event and 260 per LP with its event, against
+//! 88 and 88 + 104 estimated here), so a run that is refused could not have fitted, and one
+//! that passes may still be tight.
 
 use std::mem::size_of;
 
@@ -67,9 +68,10 @@ impl Demand {
     }
 }
 
-/// Bytes a kernel keeps per LP of type `M`: the model and the kernel's per-LP record.
+/// Bytes a kernel keeps per LP of type `M`: the model and the kernel's per-LP record (not
+/// doubled: LP vectors are built at their exact size).
 pub(crate) fn lp_bytes<M>() -> u64 {
-    2 * (size_of::<M>() + size_of::<LpMeta>()) as u64
+    (size_of::<M>() + size_of::<LpMeta>()) as u64
 }
 
 /// Bytes a kernel keeps per pending event of type `E`: its key, the event, the destination,

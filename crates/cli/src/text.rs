@@ -53,7 +53,7 @@ pub(crate) fn clap_message(error: &clap::Error) -> String {
     let message = message
         .lines()
         .map(str::trim)
-        .filter(|line| !line.is_empty())
+        .filter(|line| !line.is_empty() && !line.starts_with("For more information"))
         .collect::<Vec<_>>()
         .join("; ")
         .replace(":;", ":");
