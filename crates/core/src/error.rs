@@ -88,6 +88,36 @@ pub enum SimError {
     /// something unreadable).
     #[error("distributed run failed: {0}")]
     Cluster(String),
+    /// The output sink panicked while taking a committed output. The outputs delivered
+    /// before it stand; the run stops.
+    #[error("the output sink panicked taking an output of {lp} at time {time}: {message}")]
+    SinkPanic {
+        /// The LP that emitted the output.
+        lp: LpId,
+        /// The time of the event that emitted it.
+        time: Time,
+        /// The panic message.
+        message: String,
+    },
+    /// A memory budget too small to start the run: the events pending after `init` alone
+    /// need more. (Once a run has started, a budget only throttles optimism; it never stops
+    /// the run.)
+    #[error(
+        "memory budget of {budget} bytes is too small: the {events} events pending at the start need about {needed} bytes"
+    )]
+    MemoryBudget {
+        /// The budget.
+        budget: u64,
+        /// The estimated bytes the pending events need.
+        needed: u64,
+        /// How many events were pending.
+        events: u64,
+    },
+    /// A kernel thread failed outside the model's handlers in a way it cannot attribute to
+    /// one LP (a panic in the model's `Clone`, `PartialEq` or `Drop` where the kernel cannot
+    /// tell which LP's, or a bug of the kernel). The run stopped at once on every thread.
+    #[error("internal error: {0}")]
+    Internal(String),
     /// More than `u32::MAX` events pending at once.
     #[error("pending-event set is full (more than {} events)", u32::MAX)]
     QueueFull,

@@ -70,6 +70,15 @@ pub trait LogicalProcess: Clone + Send + 'static {
 
     /// Handles one event. Called in event-key order at each LP.
     fn on_event(&mut self, event: Self::Event, ctx: &mut Ctx<'_, Self>);
+
+    /// An estimate of the heap memory this state owns (the contents of its `Vec`s, `Box`es,
+    /// maps…), in bytes; `0` by default. Only a kernel with a memory budget asks, once per
+    /// state save it makes, so that a budget also covers saved copies of that heap; without
+    /// it, only the state's own `size_of` is counted. It need not be exact, and must be
+    /// cheap (e.g. `self.items.capacity() * size_of::<Item>()`).
+    fn heap_bytes(&self) -> usize {
+        0
+    }
 }
 
 /// Names an event an LP has sent, so that the same LP can later [`Ctx::cancel`] or
@@ -217,8 +226,11 @@ impl RetractionLog {
 }
 
 /// One thing a handler did to the event set, in the order it did it (buffered kernels).
+///
+/// Deliberately not `#[non_exhaustive]`: every kernel matches it exhaustively, so a new kind
+/// of effect fails to compile in each kernel until that kernel applies it, instead of being
+/// dropped by a catch-all arm.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum Effect<E> {
     /// A new event.
     Send {
@@ -641,6 +653,23 @@ impl<O> OutputSink<O> for Vec<Committed<O>> {
     fn deliver(&mut self, output: Committed<O>) {
         self.push(output)
     }
+}
+
+/// Hands `output` to `sink`, turning a panic of the sink into [`SimError::SinkPanic`]: a
+/// sink is user code, and a kernel must end with a typed error, never unwind through its
+/// own threads (kernels only; see [`kernel_api`](crate::kernel_api)).
+pub fn deliver_guarded<O, S: OutputSink<O> + ?Sized>(
+    sink: &mut S,
+    output: Committed<O>,
+) -> Result<(), crate::SimError> {
+    let (lp, time) = (output.lp, output.key.time);
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink.deliver(output))).map_err(
+        |payload| crate::SimError::SinkPanic {
+            lp,
+            time,
+            message: crate::sequential::panic_message(payload.as_ref()),
+        },
+    )
 }
 
 /// A sink that drops every output (for benchmarks).

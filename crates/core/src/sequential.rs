@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::error::{RunError, SimError};
 use crate::kernel::{Kernel, RunConfig};
-use crate::model::{Backend, Committed, Ctx, LogicalProcess, LpMeta, OutputSink};
+use crate::model::{Backend, Committed, Ctx, LogicalProcess, LpMeta, OutputSink, deliver_guarded};
 use crate::pending::{Pending, PendingQueue, QueueKind};
 use crate::report::{CostModel, CriticalPath, Report, StopReason, TraceHash};
 use crate::time::{EventKey, LpId, Time};
@@ -186,7 +186,10 @@ impl Kernel for Sequential {
                 );
             }
             for output in outputs.drain(..) {
-                sink.deliver(Committed { key, lp, output });
+                if let Err(sink_error) = deliver_guarded(sink, Committed { key, lp, output }) {
+                    error = Some(sink_error);
+                    break;
+                }
             }
             if let Some(error) = error.take() {
                 report.pending_at_end = queue.len();
@@ -268,11 +271,16 @@ impl Kernel for Sequential {
             last_time = key.time.as_f64();
             trace.add(&key, dest);
             for output in outputs.drain(..) {
-                sink.deliver(Committed {
+                let committed = Committed {
                     key,
                     lp: dest,
                     output,
-                });
+                };
+                if let Err(sink_error) = deliver_guarded(sink, committed) {
+                    // The event is committed; its remaining outputs cannot be delivered.
+                    error = Some(sink_error);
+                    break;
+                }
             }
             if let Some(error) = error.take() {
                 report.events_committed = committed;

@@ -491,7 +491,6 @@ fn reference_run<M: LogicalProcess>(
                     assert_eq!(at, dest);
                     assert!(pending.insert(to, (dest, event)).is_none());
                 }
-                _ => unreachable!(),
             }
         }
     };

@@ -1,6 +1,10 @@
 //! The kernel's settings: [`TimeWarp`] and its knobs.
 
+use std::time::Duration;
+
 use warpsim_core::{RunConfig, SimError};
+
+use crate::watch::WarningHook;
 
 /// How antimessages are sent when an LP rolls back.
 ///
@@ -169,6 +173,23 @@ pub struct TimeWarp {
     pub(crate) load_balancing: bool,
     pub(crate) memory: Option<u64>,
     pub(crate) gvt_interval: u64,
+    pub(crate) warnings: Warnings,
+}
+
+/// Where warnings go and when a stall is one (see [`TimeWarp::on_warning`]).
+#[derive(Clone)]
+pub(crate) struct Warnings {
+    pub(crate) hook: Option<WarningHook>,
+    pub(crate) slow_handler: Duration,
+}
+
+impl std::fmt::Debug for Warnings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Warnings")
+            .field("hook", &self.hook.as_ref().map(|_| "custom"))
+            .field("slow_handler", &self.slow_handler)
+            .finish()
+    }
 }
 
 impl TimeWarp {
@@ -188,10 +209,16 @@ impl TimeWarp {
             load_balancing: false,
             memory: None,
             gvt_interval: 2048,
+            warnings: Warnings {
+                hook: None,
+                slow_handler: Duration::from_secs(5),
+            },
         }
     }
 
-    /// Number of worker threads (at least 1; more threads than LPs leaves some idle).
+    /// Number of worker threads (at least 1). A run never starts more threads than it has
+    /// LPs (more could only idle); [`TimeWarpStats::threads`](crate::TimeWarpStats::threads)
+    /// says how many it used.
     pub fn threads(mut self, threads: usize) -> TimeWarp {
         self.threads = threads;
         self
@@ -254,9 +281,18 @@ impl TimeWarp {
     }
 
     /// Memory budget in bytes for the kernel's event, state-save and log storage (an
-    /// estimate, see the crate docs). Over budget, the kernel runs only the event at GVT and
-    /// collects fossils eagerly; it stops with an error naming the budget only when the
-    /// pending events alone do not fit.
+    /// estimate, see the crate docs, "Memory"). Over budget, each worker narrows its
+    /// optimism window (halving it at every GVT while the run is over budget, down to a
+    /// span of a few hundred of its own events) and collects fossils eagerly; under budget
+    /// the window widens again. The budget only throttles: a run that fits at the start
+    /// never fails because of it, so the same command always ends the same way. When even
+    /// the narrowest window cannot keep the budget the run goes on and a
+    /// [`Warning::MemoryBudgetExceeded`](crate::Warning::MemoryBudgetExceeded) says so.
+    ///
+    /// # Errors
+    ///
+    /// The run stops before it starts, with [`SimError::MemoryBudget`], when the events
+    /// pending after `init` alone need more than the budget.
     pub fn memory(mut self, bytes: Option<u64>) -> TimeWarp {
         self.memory = bytes;
         self
@@ -269,15 +305,64 @@ impl TimeWarp {
         self
     }
 
+    /// Sends the run's [`Warning`](crate::Warning)s to `hook` instead of standard error
+    /// (the default prints each as one line starting with `warning: `). The hook runs on
+    /// the kernel's threads, so it must be cheap and must not panic.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use warpsim_core::{Discard, Kernel, RunConfig};
+    /// use warpsim_models::phold::PholdParams;
+    /// use warpsim_timewarp::{TimeWarp, Warning};
+    ///
+    /// let warnings = Arc::new(Mutex::new(Vec::new()));
+    /// let seen = warnings.clone();
+    /// let params = PholdParams { lps: 16, end: 5.0, ..PholdParams::default() };
+    /// TimeWarp::new(RunConfig::new(1).end_time(params.end))
+    ///     .on_warning(Arc::new(move |warning: &Warning| seen.lock().unwrap().push(warning.to_string())))
+    ///     .run(params.build().unwrap(), &mut Discard)
+    ///     .unwrap();
+    /// assert!(warnings.lock().unwrap().is_empty());
+    /// ```
+    pub fn on_warning(mut self, hook: WarningHook) -> TimeWarp {
+        self.warnings.hook = Some(hook);
+        self
+    }
+
+    /// How long a handler must run on a speculative state before
+    /// [`Warning::SlowSpeculativeHandler`](crate::Warning::SlowSpeculativeHandler) reports
+    /// it (5 s by default; also at least 1000 times the mean event time so far).
+    pub fn slow_handler_after(mut self, after: Duration) -> TimeWarp {
+        self.warnings.slow_handler = after;
+        self
+    }
+
     /// The run configuration.
     pub fn config(&self) -> &RunConfig {
         &self.config
+    }
+
+    /// The worker threads a run over `n_lps` LPs uses: never more than it has LPs, nor, with
+    /// a partition map, than the map names.
+    pub(crate) fn effective_threads(&self, n_lps: usize) -> usize {
+        let useful = match &self.partition {
+            Partition::Map(map) => map.iter().max().map_or(1, |&last| last + 1),
+            _ => n_lps,
+        };
+        self.threads.min(useful.max(1))
     }
 
     /// Checks the settings for `n_lps` LPs.
     pub(crate) fn validate(&self, n_lps: usize) -> Result<(), SimError> {
         self.config.validate()?;
         let refuse = |message: String| Err(SimError::Config(message));
+        if cfg!(panic = "abort") {
+            // A handler may panic on a state that a rollback will undo; the kernel must catch
+            // that panic, and with `panic = "abort"` the process dies instead.
+            return refuse(
+                "the timewarp kernel needs panics to unwind, but this program was built with panic = \"abort\"; build it with panic = \"unwind\" (the default)".into(),
+            );
+        }
         if self.config.max_events.is_some() {
             return refuse(
                 "an event limit is not supported by the timewarp kernel; use an end time".into(),

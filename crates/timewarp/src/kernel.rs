@@ -1,27 +1,21 @@
 //! Running a model: initialisation, the worker threads, and the coordinator that delivers
 //! committed outputs in key order.
 
-use std::collections::BTreeMap;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize};
-use std::sync::{Barrier, Mutex};
 use std::time::Instant;
 
-use warpsim_core::kernel_api::{Effect, LpMeta, panic_message};
+use crossbeam_channel::RecvTimeoutError;
+use warpsim_core::kernel_api::deliver_guarded;
 use warpsim_core::{
-    Committed, Ctx, EventKey, Kernel, LogicalProcess, LpId, OutputSink, Report, RunConfig,
-    RunError, SimError, StopReason, TraceHash,
+    Committed, EventKey, Kernel, LogicalProcess, LpId, OutputSink, Report, RunError, SimError,
+    StopReason, TraceHash,
 };
 
 use crate::config::TimeWarp;
-use crate::gvt::GvtShared;
+use crate::message::key_max;
+use crate::setup::{Crew, Placement, Prepared};
+use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
 use crate::stats::{ThreadStats, TimeWarpStats};
-use crossbeam_channel::{Receiver, Sender};
-
-use crate::worker::{
-    Gauge, LpState, Msg, Route, Settings, Shared, StopInfo, Summary, ToCoordinator, Transfer,
-    Worker, WorkerParts, key_max, route_entry,
-};
+use crate::watch::{WATCH_EVERY, Watchdog};
 
 impl Kernel for TimeWarp {
     fn name(&self) -> &'static str {
@@ -65,8 +59,9 @@ impl TimeWarp {
         let started = Instant::now();
         let config = &self.config;
         let n_lps = u32::try_from(lps.len()).unwrap_or(u32::MAX);
+        let threads = self.effective_threads(lps.len());
         let stats = TimeWarpStats {
-            threads: self.threads,
+            threads,
             ranks: 1,
             cancellation: self.cancellation,
             checkpoint_interval: self.checkpoint_interval,
@@ -92,36 +87,28 @@ impl TimeWarp {
             return (fail(SimError::TooManyLps(lps.len()), report), stats);
         }
 
-        let Initialised { states, pending } = match initialise(config, n_lps, lps, Some(sink)) {
-            Ok(initialised) => initialised,
-            Err(error) => return (fail(error, report), stats),
+        let placement = Placement {
+            rank: 0,
+            ranks: 1,
+            threads,
+            gateway: false,
         };
-
-        // Spread the LPs over the workers.
-        let threads = self.threads;
-        let mut route: Vec<AtomicU64> = Vec::with_capacity(states.len());
-        let mut owned: Vec<Vec<LpState<M>>> = (0..threads).map(|_| Vec::new()).collect();
-        for (index, ((model, meta), pending)) in states.into_iter().zip(pending).enumerate() {
-            let worker = self.partition.owner(index, n_lps as usize, threads);
-            route.push(route_entry(worker as u32, owned[worker].len() as u32));
-            owned[worker].push(LpState::new(LpId::new(index as u32), model, meta, pending));
-        }
-        let settings = self.settings(n_lps);
-        let shared: Shared<M::Output> = Shared {
-            gvt: GvtShared::new(threads, EventKey::init(LpId::new(0)), key_max()),
-            stop: AtomicBool::new(false),
-            stop_info: Mutex::new(None),
-            gauges: (0..threads).map(|_| Gauge::default()).collect(),
-            barrier: Barrier::new(threads),
-            landed: Barrier::new(threads),
-            plan: Mutex::new(None),
-            migration_barrier: Barrier::new(threads),
-            in_flight: AtomicI64::new(0),
-            finishing: AtomicUsize::new(0),
+        let Prepared {
+            route,
+            owned,
+            settings,
+            shared,
+            senders,
+            receivers,
+            transfer,
+        } = match self.prepare(lps, Some(&mut *sink), placement) {
+            Ok(prepared) => prepared,
+            Err((error, pending)) => {
+                let mut report = report;
+                report.pending_at_end = pending;
+                return (fail(error, report), stats);
+            }
         };
-        let (senders, receivers): (Vec<_>, Vec<_>) =
-            (0..threads).map(|_| crossbeam_channel::unbounded()).unzip();
-        let transfer = Mutex::new(Vec::new());
         let (to_coordinator, from_workers) = crossbeam_channel::unbounded();
 
         let mut summaries: Vec<Option<Box<Summary>>> = (0..threads).map(|_| None).collect();
@@ -133,7 +120,7 @@ impl TimeWarp {
                 shared: &shared,
                 transfer: &transfer,
             };
-            crew.spawn(
+            let running = crew.spawn(
                 scope,
                 "timewarp",
                 owned,
@@ -142,11 +129,13 @@ impl TimeWarp {
                 to_coordinator,
             );
             // The coordinator: deliver outputs in key order once every worker has committed
-            // past them.
+            // past them, and watch for handlers that stall on a speculative state.
+            let mut watchdog =
+                Watchdog::new(threads, self.warnings.slow_handler, shared.warnings.clone());
             let mut bounds = vec![EventKey::init(LpId::new(0)); threads];
             let mut finished = 0;
-            while finished < threads {
-                match from_workers.recv() {
+            while finished < running {
+                match from_workers.recv_timeout(WATCH_EVERY) {
                     Ok(ToCoordinator::Committed {
                         worker,
                         bound,
@@ -155,28 +144,21 @@ impl TimeWarp {
                         bounds[worker] = bound;
                         delivered.extend(outputs);
                         let safe = bounds.iter().copied().min().unwrap_or_else(key_max);
-                        if !delivered.is_empty() {
-                            // Stable: one event's outputs keep their emission order.
-                            delivered.sort_by_key(|(key, _, _)| *key);
-                            let ready = delivered.partition_point(|(key, _, _)| *key < safe);
-                            for (key, lp, output) in delivered.drain(..ready) {
-                                sink.deliver(Committed { key, lp, output });
-                            }
-                        }
+                        deliver_below(&mut delivered, safe, sink, &shared);
                     }
                     Ok(ToCoordinator::Finished { worker, summary }) => {
                         summaries[worker] = Some(summary);
                         finished += 1;
                     }
-                    // Every worker is gone: one panicked (a kernel bug); the scope re-raises.
-                    Err(_) => break,
+                    Err(RecvTimeoutError::Timeout) => {}
+                    // Every worker is gone (each sends its summary first, so this is only
+                    // reached if one could not).
+                    Err(RecvTimeoutError::Disconnected) => break,
                 }
+                watchdog.look(&shared.beats, shared.gvt.current().time);
             }
         });
-        delivered.sort_by_key(|(key, _, _)| *key);
-        for (key, lp, output) in delivered.drain(..) {
-            sink.deliver(Committed { key, lp, output });
-        }
+        deliver_below(&mut delivered, key_max(), sink, &shared);
 
         let stop = shared
             .stop_info
@@ -199,137 +181,40 @@ impl TimeWarp {
     }
 }
 
-/// What every worker of a run shares, to start them.
-pub(crate) struct Crew<'env, M: LogicalProcess> {
-    pub(crate) route: &'env Route,
-    pub(crate) settings: &'env Settings,
-    pub(crate) shared: &'env Shared<M::Output>,
-    pub(crate) transfer: &'env Mutex<Vec<Transfer<M>>>,
-}
-
-impl<'env, M: LogicalProcess> Crew<'env, M> {
-    /// Starts one worker thread per entry of `owned` (named `{name}-{index}`), each with its
-    /// inbox, and lets go of the coordinator's sender so the coordinator sees when all end.
-    pub(crate) fn spawn<'scope>(
-        &self,
-        scope: &'scope std::thread::Scope<'scope, 'env>,
-        name: &str,
-        owned: Vec<Vec<LpState<M>>>,
-        inboxes: Vec<Receiver<Vec<Msg<M::Event>>>>,
-        peers: &[Sender<Vec<Msg<M::Event>>>],
-        to_coordinator: Sender<ToCoordinator<M::Output>>,
-    ) {
-        for (index, (lps, inbox)) in owned.into_iter().zip(inboxes).enumerate() {
-            let parts = WorkerParts {
-                index,
-                lps,
-                route: self.route,
-                settings: self.settings,
-                shared: self.shared,
-                inbox,
-                peers: peers.to_vec(),
-                to_coordinator: to_coordinator.clone(),
-                transfer: self.transfer,
-            };
-            std::thread::Builder::new()
-                .name(format!("{name}-{index}"))
-                .spawn_scoped(scope, move || Worker::new(parts).run())
-                .expect("the OS refused to start a worker thread");
+/// Delivers the outputs in `delivered` with keys below `safe`, in key order (stable: one
+/// event's outputs keep their emission order). A sink that panics aborts the run (see
+/// [`Shared::abort`]) and receives nothing more.
+pub(crate) fn deliver_below<O, S: OutputSink<O>>(
+    delivered: &mut Vec<(EventKey, LpId, O)>,
+    safe: EventKey,
+    sink: &mut S,
+    shared: &Shared<O>,
+) {
+    if delivered.is_empty() {
+        return;
+    }
+    if shared.sink_failed() {
+        delivered.clear();
+        return;
+    }
+    delivered.sort_by_key(|(key, _, _)| *key);
+    let ready = delivered.partition_point(|(key, _, _)| *key < safe);
+    let mut failure = None;
+    for (key, lp, output) in delivered.drain(..ready) {
+        if let Err(error) = deliver_guarded(sink, Committed { key, lp, output }) {
+            failure = Some((lp, error));
+            break;
         }
     }
-}
-
-impl TimeWarp {
-    /// What every worker reads.
-    pub(crate) fn settings(&self, n_lps: u32) -> Settings {
-        Settings {
-            lazy: self.cancellation == crate::Cancellation::Lazy,
-            checkpoint: self.checkpoint_interval,
-            adaptive_checkpoint: self.adaptive_checkpoint,
-            window: self.window,
-            adaptive_window: self.adaptive_window && self.window.is_none(),
-            memory: self.memory,
-            gvt_interval: self.gvt_interval,
-            balance: self.load_balancing && self.threads > 1,
-            end_time: self.config.end_time,
-            n_lps,
-        }
-    }
-}
-
-/// Runs `init` on every LP, in LP order as on the sequential kernel. Its effects are final:
-/// they are applied straight to the LPs' starting pending sets. Outputs go to `sink` (a
-/// distributed run passes it on one rank only).
-pub(crate) fn initialise<M, S>(
-    config: &RunConfig,
-    n_lps: u32,
-    lps: Vec<M>,
-    mut sink: Option<&mut S>,
-) -> Result<Initialised<M>, SimError>
-where
-    M: LogicalProcess,
-    S: OutputSink<M::Output>,
-{
-    let mut states: Vec<(M, LpMeta)> = Vec::with_capacity(lps.len());
-    let mut pending: Vec<BTreeMap<EventKey, M::Event>> =
-        (0..lps.len()).map(|_| BTreeMap::new()).collect();
-    let mut effects = Vec::new();
-    let mut outputs = Vec::new();
-    let mut error = None;
-    for (index, mut model) in lps.into_iter().enumerate() {
-        let lp = LpId::new(index as u32);
-        let key = EventKey::init(lp);
-        let mut meta = LpMeta::new(config.seed, lp);
-        let mut ctx = Ctx::<M>::buffered(
+    if let Some((lp, error)) = failure {
+        shared.fail_sink(StopInfo {
+            key: shared.gvt.current(),
             lp,
-            key,
-            n_lps,
-            &mut meta,
-            &mut effects,
-            &mut outputs,
-            &mut error,
-        );
-        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| model.init(&mut ctx))) {
-            let message = panic_message(payload.as_ref());
-            return Err(SimError::ModelPanic {
-                lp,
-                time: key.time,
-                message,
-            });
-        }
-        for output in outputs.drain(..) {
-            if let Some(sink) = sink.as_mut() {
-                sink.deliver(Committed { key, lp, output });
-            }
-        }
-        if let Some(error) = error.take() {
-            return Err(error);
-        }
-        for effect in effects.drain(..) {
-            match effect {
-                Effect::Send { key, dest, event } => {
-                    pending[dest.index()].insert(key, event);
-                }
-                Effect::Withdraw { dest, key } => {
-                    pending[dest.index()].remove(&key);
-                }
-                Effect::Move { dest, from, to } => {
-                    if let Some(event) = pending[dest.index()].remove(&from) {
-                        pending[dest.index()].insert(to, event);
-                    }
-                }
-                _ => {}
-            }
-        }
-        states.push((model, meta));
+            error,
+            outputs: None,
+        });
+        delivered.clear();
     }
-    Ok(Initialised { states, pending })
-}
-
-/// The LPs after `init`, with their starting pending events.
-pub(crate) struct Initialised<M: LogicalProcess> {
-    pub(crate) states: Vec<(M, LpMeta)>,
-    pub(crate) pending: Vec<BTreeMap<EventKey, M::Event>>,
 }
 
 /// Builds the report and statistics from the workers' summaries and the stop, if any (the
@@ -387,11 +272,15 @@ where
             report.events_committed += 1;
             last_commit = last_commit.max(stop.key.time.as_f64());
             for output in outputs {
-                sink.deliver(Committed {
+                let committed = Committed {
                     key: stop.key,
                     lp: stop.lp,
                     output,
-                });
+                };
+                // The run has already failed; a sink that fails too changes nothing.
+                if deliver_guarded(sink, committed).is_err() {
+                    break;
+                }
             }
         }
         report.trace_hash = trace;

@@ -59,12 +59,41 @@
 //! **Flow control.** `window(Some(w))` runs no event later than `GVT + w`; without a fixed
 //! window each worker adapts its own ([`TimeWarp::adaptive_window`]): halved while more than
 //! a quarter of its work is rolled back, grown by a quarter once less than 5% is but kept
-//! short of where it last thrashed, never below a few hundred of its events. `memory(Some(b))`
-//! bounds an estimate of the kernel's storage (records, saves, logs, pending events:
-//! counts × `size_of`, so heap data inside model states or events is not counted); over
-//! budget, workers run only the event at GVT and start GVT rounds eagerly, which always
-//! finishes. A budget smaller than the pending events alone stops the run with an error
-//! naming `--memory`.
+//! short of where it last thrashed, never below a few hundred of its events.
+//!
+//! **Memory.** `memory(Some(b))` bounds an estimate of the kernel's storage: pending events,
+//! processed records with their state saves, effect logs, deferred and withdrawn events and
+//! uncommitted outputs, each counted as its count × `size_of`, plus the heap that the model
+//! says each saved state owns ([`LogicalProcess::heap_bytes`](warpsim_core::LogicalProcess::heap_bytes),
+//! 0 unless the model implements it; heap inside events and outputs is not counted). Over
+//! budget, workers narrow a window of their own and collect fossils eagerly; the budget only
+//! throttles, so a run that fits at the start always finishes, and the same command always
+//! ends the same way. A budget smaller than the events pending after `init` is refused at
+//! the start ([`SimError::MemoryBudget`](warpsim_core::SimError::MemoryBudget)); a budget
+//! that even the narrowest window cannot keep is reported once as a [`Warning`].
+//!
+//! # Speculation: what a handler may and may not do
+//!
+//! Time Warp runs handlers on states that may be wrong — an LP that has not yet received an
+//! earlier event runs later ones, and is rolled back when the straggler comes. Everything a
+//! handler does through its [`Ctx`](warpsim_core::Ctx) is undone by a rollback; nothing else
+//! is. So a handler:
+//!
+//! - **may** panic or return an error on a wrong state: the kernel catches it, and reports it
+//!   only if GVT reaches it (then it is the sequential kernel's error too). Worker threads
+//!   print nothing for such panics; the kernel needs them to unwind, so a build with
+//!   `panic = "abort"` is refused at the start.
+//! - **must not** have effects outside its LP's state and `Ctx`: no printing, files, globals,
+//!   shared counters or clocks (they would see speculative and repeated runs), and no reading
+//!   them either (a re-run must do exactly what the first run did).
+//! - **must** end quickly on any state, even one that cannot happen sequentially: a handler
+//!   that loops, sleeps or blocks on a speculative state stalls the run (the kernel cannot
+//!   interrupt it). One that runs far longer than the worker's events take on average
+//!   while its state is speculative is reported as a [`Warning::SlowSpeculativeHandler`]
+//!   naming the LP and time ([`TimeWarp::slow_handler_after`]). Allocating without bound on
+//!   a wrong state aborts the process, as it would sequentially.
+//! - relies on the event's `PartialEq` (lazy cancellation) and the model's `Clone` (state
+//!   saves) behaving as plain data: a panic in either is a typed error, never a hang.
 //!
 //! **Load balancing** (optional, [`TimeWarp::load_balancing`]): at GVT, the most loaded LPs of
 //! the busiest worker move, with their whole optimistic state, to the idlest one.
@@ -80,12 +109,19 @@
 
 pub mod cluster;
 mod config;
+mod control;
 mod gvt;
 mod kernel;
 mod lpheap;
+mod message;
 mod pending;
+mod setup;
+mod shared;
 mod stats;
+mod sync;
+mod watch;
 mod worker;
 
 pub use config::{Cancellation, Partition, TimeWarp, parse_bytes};
 pub use stats::{ThreadStats, TimeWarpStats};
+pub use watch::{Warning, WarningHook};

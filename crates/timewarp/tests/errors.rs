@@ -135,7 +135,7 @@ fn bad_settings_are_refused() {
 }
 
 #[test]
-fn a_budget_below_the_pending_events_stops_with_an_error_naming_memory() {
+fn a_budget_below_the_pending_events_at_the_start_is_refused_before_the_run() {
     let params = warpsim_models::phold::PholdParams {
         lps: 64,
         population: 8,
@@ -148,5 +148,58 @@ fn a_budget_below_the_pending_events_stops_with_an_error_naming_memory() {
     let error = kernel
         .run(params.build().unwrap(), &mut Discard)
         .unwrap_err();
-    assert!(error.to_string().contains("--memory"), "{error}");
+    match error.error {
+        SimError::MemoryBudget {
+            budget,
+            needed,
+            events,
+        } => {
+            assert_eq!(budget, 1024);
+            assert_eq!(events, 64 * 8);
+            assert!(needed > budget);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Nothing ran, and the partial report says what was pending, as after a failed init.
+    assert_eq!(error.partial.events_committed, 0);
+    assert_eq!(error.partial.pending_at_end, 64 * 8);
+}
+
+#[test]
+fn a_tight_budget_gives_the_same_outcome_every_time_and_warns_when_it_cannot_be_kept() {
+    // A budget just above what the pending events need: the run is throttled hard, never
+    // fails, commits what the sequential kernel commits, and says (once) that it could not
+    // keep the budget.
+    let params = warpsim_models::phold::PholdParams {
+        lps: 256,
+        population: 2,
+        end: 30.0,
+        ..Default::default()
+    };
+    let config = RunConfig::new(1).end_time(params.end);
+    let (expected, _) = common::sequential(config.clone(), params.build().unwrap());
+    let expected = expected.unwrap();
+    let tight = 256 * 2 * 64;
+    for _ in 0..6 {
+        let warnings = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = warnings.clone();
+        let report = TimeWarp::new(config.clone())
+            .threads(2)
+            .memory(Some(tight))
+            .on_warning(std::sync::Arc::new(
+                move |warning: &warpsim_timewarp::Warning| {
+                    seen.lock().unwrap().push(warning.clone())
+                },
+            ))
+            .run(params.build().unwrap(), &mut Discard)
+            .unwrap();
+        assert_eq!(report.trace_hash, expected.trace_hash);
+        let warnings = warnings.lock().unwrap();
+        assert!(warnings.len() <= 1, "{warnings:?}");
+        assert!(
+            warnings
+                .iter()
+                .all(|w| matches!(w, warpsim_timewarp::Warning::MemoryBudgetExceeded { .. }))
+        );
+    }
 }

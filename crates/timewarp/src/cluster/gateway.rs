@@ -1,0 +1,597 @@
+//! A rank's communication thread: its main loop (message pumping and the GVT rounds of
+//! ground rule 3), the coordinator's part (outputs, summaries), winding down, and the
+//! verdict.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use crossbeam_channel::Receiver;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use warpsim_core::{EventKey, LogicalProcess, LpId, OutputSink, Report, RunError, SimError};
+
+use super::gate::Gate;
+use super::wire::{Packet, WireSummary, cluster_error, encode, key_words, words_key};
+use super::{IDLE_WAIT, MAX_GAP, Transport};
+use crate::kernel::{assemble, deliver_below};
+use crate::message::{Msg, key_max, route_of};
+use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
+use crate::stats::TimeWarpStats;
+use crate::watch::Watchdog;
+
+/// The stages of a GVT round (ground rule 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    Counting,
+    Local,
+}
+
+/// How the main loop ended.
+enum Ending {
+    /// GVT reached the end, or nothing is left anywhere.
+    Finished,
+    /// Some rank stopped on an error at this key.
+    Stopped(EventKey),
+}
+
+/// The rank's communication thread (the caller of `run_cluster`).
+pub(super) struct Gateway<'a, 't, M: LogicalProcess, T> {
+    pub(super) transport: &'t mut T,
+    pub(super) gate: Gate<'a, M::Event, M::Output>,
+    pub(super) shared: &'a Shared<M::Output>,
+    pub(super) inbox: Receiver<Vec<Msg<M::Event>>>,
+    pub(super) from_workers: Receiver<ToCoordinator<M::Output>>,
+    pub(super) ranks: usize,
+    /// Per destination rank: messages to pack.
+    pub(super) out: Vec<Vec<Msg<M::Event>>>,
+    /// Packed, to send.
+    pub(super) packets: Vec<(usize, Vec<u8>)>,
+    /// Per local worker: the bound below which it has committed everything.
+    pub(super) worker_bounds: Vec<EventKey>,
+    /// Committed outputs not yet sent to rank 0 (other ranks).
+    pub(super) local_outputs: Vec<(EventKey, LpId, M::Output)>,
+    /// The bound last sent to rank 0.
+    pub(super) sent_bound: EventKey,
+    pub(super) summaries: Vec<Summary>,
+    pub(super) end_time: f64,
+    /// This rank stopped because another rank failed (its stop record is not the error).
+    pub(super) placeholder: bool,
+    /// Workers that started (and will each hand in a summary).
+    pub(super) running: usize,
+    pub(super) watchdog: Watchdog,
+}
+
+impl<M, T> Gateway<'_, '_, M, T>
+where
+    M: LogicalProcess,
+    M::Event: Serialize + DeserializeOwned,
+    M::Output: Serialize + DeserializeOwned,
+    T: Transport,
+{
+    pub(super) fn run<S: OutputSink<M::Output>>(
+        mut self,
+        sink: &mut S,
+        report: Report,
+        mut stats: TimeWarpStats,
+        started: Instant,
+    ) -> (Result<Report, RunError>, TimeWarpStats) {
+        let ending = self.main_loop(sink);
+        let ending = match ending {
+            Ok(ending) => ending,
+            Err(error) => {
+                // Release the workers and give up: the other ranks see the same failure (a
+                // timeout) or are gone. Only what GVT had passed commits.
+                let gvt = self.shared.gvt.current();
+                self.halt_workers(gvt);
+                let (result, stats) = self.local_verdict(report, stats, started, sink, Some(error));
+                return (result, stats);
+            }
+        };
+        let stop_key = match ending {
+            Ending::Stopped(key) => key,
+            Ending::Finished => key_max(),
+        };
+        if let Err(error) = self.wind_down(stop_key, sink) {
+            return self.local_verdict(report, stats, started, sink, Some(error));
+        }
+        stats.ranks = self.ranks;
+        if self.gate.rank == 0 {
+            self.conclude(sink, report, stats, started)
+        } else {
+            self.await_verdict(report, stats, started, sink)
+        }
+    }
+
+    /// Everything a rank does until the run's end is decided.
+    fn main_loop<S: OutputSink<M::Output>>(&mut self, sink: &mut S) -> Result<Ending, SimError> {
+        let mut phase = Phase::Idle;
+        let mut last_round = Instant::now();
+        loop {
+            let mut busy = self.pump(sink)?;
+            self.watchdog
+                .look(&self.shared.beats, self.shared.gvt.current().time);
+            match phase {
+                Phase::Idle => {
+                    if self.shared.stop.load(Ordering::SeqCst)
+                        || self.gate.gvt.take_request()
+                        || self.gate.newest_seen > self.gate.epoch
+                        || last_round.elapsed() >= MAX_GAP
+                    {
+                        // 3a: change colour.
+                        self.gate.epoch += 1;
+                        self.gate.red_min = key_max();
+                        phase = Phase::Counting;
+                        busy = true;
+                    }
+                }
+                Phase::Counting => {
+                    // 3b.
+                    let white = self
+                        .gate
+                        .balance
+                        .get(&(self.gate.epoch - 1))
+                        .copied()
+                        .unwrap_or(0);
+                    let stop = self.local_stop();
+                    let mut mine = vec![white as u64];
+                    mine.extend(key_words(stop));
+                    let all = self.gather(&mine)?;
+                    if let Some(key) = smallest_stop(&all, 5, 1) {
+                        return Ok(Ending::Stopped(key));
+                    }
+                    let in_flight: i64 = all.chunks(5).map(|words| words[0] as i64).sum();
+                    if in_flight == 0 {
+                        self.gate.balance.remove(&(self.gate.epoch - 1));
+                        self.shared.gvt.start();
+                        phase = Phase::Local;
+                    }
+                    busy = true;
+                }
+                Phase::Local => {
+                    if let Some(round) = self.shared.gvt.must_report(&self.gate.port) {
+                        // 3c: flush everything held before reporting.
+                        self.take_inbox();
+                        self.send()?;
+                        self.shared
+                            .gvt
+                            .report(&mut self.gate.port, round, key_max());
+                        busy = true;
+                    }
+                    let stopped = self.shared.stop.load(Ordering::SeqCst);
+                    let result = self.shared.gvt.take_result();
+                    if result.is_some() || stopped {
+                        // 3d. (A rank whose workers stopped has no local result; its stop
+                        // key ends the run anyway.)
+                        let local = result.unwrap_or_else(key_max).min(self.gate.red_min);
+                        let mut mine = key_words(local).to_vec();
+                        mine.extend(key_words(self.local_stop()));
+                        let all = self.gather(&mine)?;
+                        if let Some(key) = smallest_stop(&all, 8, 4) {
+                            return Ok(Ending::Stopped(key));
+                        }
+                        // The heap bounds keys by their (time, age, src) prefix, so a round can
+                        // find a smaller `seq` than the last one did; the last GVT still holds.
+                        let gvt = all
+                            .chunks(8)
+                            .map(|words| words_key(&words[..4]))
+                            .min()
+                            .unwrap_or_else(key_max)
+                            .max(self.shared.gvt.current());
+                        self.shared.gvt.publish(gvt);
+                        phase = Phase::Idle;
+                        last_round = Instant::now();
+                        if gvt == key_max() || gvt.time.as_f64() >= self.end_time {
+                            return Ok(Ending::Finished);
+                        }
+                        busy = true;
+                    }
+                }
+            }
+            if !busy {
+                crossbeam_channel::select! {
+                    recv(self.inbox) -> batch => if let Ok(batch) = batch { self.route_out(batch) },
+                    recv(self.from_workers) -> msg => if let Ok(msg) = msg { self.coordinate(msg, sink) },
+                    default(IDLE_WAIT) => {}
+                }
+            }
+        }
+    }
+
+    /// One turn of message handling: workers' batches out, packets in, outputs along.
+    /// Returns whether anything happened.
+    fn pump<S: OutputSink<M::Output>>(&mut self, sink: &mut S) -> Result<bool, SimError> {
+        let mut busy = self.take_inbox();
+        while let Ok(msg) = self.from_workers.try_recv() {
+            busy = true;
+            self.coordinate(msg, sink);
+        }
+        let gate = &mut self.gate;
+        let received = self
+            .transport
+            .receive(&mut |source, bytes| gate.arrived(source, bytes))
+            .map_err(cluster_error)?;
+        busy |= received > 0;
+        self.check_fault()?;
+        busy |= self.queue_outputs();
+        busy |= !self.packets.is_empty() || self.out.iter().any(|out| !out.is_empty());
+        self.send()?;
+        if self.gate.rank == 0 {
+            self.deliver(sink);
+        }
+        Ok(busy)
+    }
+
+    fn check_fault(&mut self) -> Result<(), SimError> {
+        match self.gate.fault.take() {
+            Some(fault) => Err(cluster_error(fault)),
+            None => Ok(()),
+        }
+    }
+
+    fn local_stop(&self) -> EventKey {
+        if self.shared.stop.load(Ordering::SeqCst) {
+            self.shared.stop_key().unwrap_or_else(key_max)
+        } else {
+            key_max()
+        }
+    }
+
+    fn gather(&mut self, mine: &[u64]) -> Result<Vec<u64>, SimError> {
+        let gate = &mut self.gate;
+        let all = self
+            .transport
+            .all_gather(mine, &mut |source, bytes| gate.arrived(source, bytes))
+            .map_err(cluster_error)?;
+        self.check_fault()?;
+        Ok(all)
+    }
+
+    /// Takes every batch the workers sent the gateway. Returns whether there was any.
+    fn take_inbox(&mut self) -> bool {
+        let mut any = false;
+        while let Ok(batch) = self.inbox.try_recv() {
+            any = true;
+            self.route_out(batch);
+        }
+        any
+    }
+
+    fn route_out(&mut self, batch: Vec<Msg<M::Event>>) {
+        for msg in batch {
+            let (_, owner) = route_of(self.gate.route, msg.dest().index());
+            self.out[owner as usize].push(msg);
+        }
+    }
+
+    /// Packs and sends everything waiting, then forwards what arrived meanwhile.
+    fn send(&mut self) -> Result<(), SimError> {
+        for destination in 0..self.ranks {
+            if self.out[destination].is_empty() {
+                continue;
+            }
+            let msgs = std::mem::take(&mut self.out[destination]);
+            let stamp = msgs.iter().map(Msg::stamp).min().unwrap_or_else(key_max);
+            let epoch = self.gate.epoch;
+            let packet: Packet<M::Event, M::Output> = Packet::Events { epoch, msgs };
+            self.packets.push((destination, encode(&packet)));
+            *self.gate.balance.entry(epoch).or_insert(0) += 1;
+            self.gate.total_sent += 1;
+            self.gate.red_min = self.gate.red_min.min(stamp);
+        }
+        if self.packets.is_empty() {
+            return Ok(());
+        }
+        let gate = &mut self.gate;
+        self.transport
+            .send_all(&mut self.packets, &mut |source, bytes| {
+                gate.arrived(source, bytes)
+            })
+            .map_err(cluster_error)?;
+        self.check_fault()
+    }
+
+    /// The coordinator's part: outputs of committed events, and the workers' summaries.
+    fn coordinate<S: OutputSink<M::Output>>(
+        &mut self,
+        msg: ToCoordinator<M::Output>,
+        sink: &mut S,
+    ) {
+        match msg {
+            ToCoordinator::Committed {
+                worker,
+                bound,
+                outputs,
+            } => {
+                self.worker_bounds[worker] = bound;
+                if self.gate.rank == 0 {
+                    self.gate.outputs.extend(outputs);
+                    self.gate.output_bounds[0] = self.local_bound();
+                    self.deliver(sink);
+                } else {
+                    self.local_outputs.extend(outputs);
+                }
+            }
+            ToCoordinator::Finished { summary, .. } => self.summaries.push(*summary),
+        }
+    }
+
+    fn local_bound(&self) -> EventKey {
+        self.worker_bounds
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or_else(key_max)
+    }
+
+    /// Other ranks: queues committed outputs and the new bound for rank 0 (ground rule 6).
+    /// Returns whether it queued anything.
+    fn queue_outputs(&mut self) -> bool {
+        if self.gate.rank == 0 {
+            return false;
+        }
+        let bound = self.local_bound();
+        if bound == self.sent_bound && self.local_outputs.is_empty() {
+            return false;
+        }
+        self.sent_bound = bound;
+        let outputs = std::mem::take(&mut self.local_outputs);
+        let packet: Packet<M::Event, M::Output> = Packet::Outputs { bound, outputs };
+        self.packets.push((0, encode(&packet)));
+        true
+    }
+
+    /// Rank 0: delivers the outputs below every rank's bound, in key order.
+    fn deliver<S: OutputSink<M::Output>>(&mut self, sink: &mut S) {
+        if self.gate.outputs.is_empty() {
+            return;
+        }
+        let safe = self
+            .gate
+            .output_bounds
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or_else(key_max);
+        deliver_below(&mut self.gate.outputs, safe, sink, self.shared);
+    }
+
+    /// Lets the workers finish at `stop` after a failure: no more messages will come.
+    fn halt_workers(&mut self, stop: EventKey) {
+        self.shared.stop_with(StopInfo {
+            key: stop,
+            lp: LpId::new(0),
+            error: cluster_error("stopped"),
+            outputs: None,
+        });
+        self.shared.barrier.wait();
+        self.shared.landed.wait();
+        while self.summaries.len() < self.running {
+            match self.from_workers.recv() {
+                Ok(ToCoordinator::Finished { summary, .. }) => self.summaries.push(*summary),
+                Ok(ToCoordinator::Committed { .. }) => {}
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// Ground rules 4 and 5: stop every worker at the same point and land every packet.
+    fn wind_down<S: OutputSink<M::Output>>(
+        &mut self,
+        stop: EventKey,
+        sink: &mut S,
+    ) -> Result<(), SimError> {
+        if stop != key_max() && self.shared.stop_key() != Some(stop) {
+            // Another rank's error: stop here too, at the same key. Rank 0 gets the error
+            // itself from the rank that had it.
+            self.shared.stop_with(StopInfo {
+                key: stop,
+                lp: LpId::new(0),
+                error: cluster_error("stopped by another rank"),
+                outputs: None,
+            });
+            self.placeholder = true;
+        }
+        // Workers commit and flush, then wait.
+        self.shared.barrier.wait();
+        let landed = self.land_everything();
+        // The workers wait at `landed` whatever happened, or the rank would never return.
+        self.shared.landed.wait();
+        let deadline = Instant::now() + self.transport.timeout();
+        while self.summaries.len() < self.running {
+            match self.from_workers.recv_deadline(deadline) {
+                Ok(msg) => self.coordinate(msg, sink),
+                Err(_) => {
+                    return Err(cluster_error("a worker thread did not finish"));
+                }
+            }
+        }
+        landed
+    }
+
+    /// Ground rule 5: sends what the workers flushed and receives until every packet sent by
+    /// any rank has arrived (and been forwarded).
+    fn land_everything(&mut self) -> Result<(), SimError> {
+        self.take_inbox();
+        self.send()?;
+        loop {
+            let mine = [self.gate.total_sent, self.gate.total_received];
+            let all = self.gather(&mine)?;
+            let sent: u64 = all.chunks(2).map(|words| words[0]).sum();
+            let received: u64 = all.chunks(2).map(|words| words[1]).sum();
+            if sent == received {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// The smallest stop key in an all-gather of `stride` words per rank with the key at
+/// `offset`, if any rank has one.
+fn smallest_stop(all: &[u64], stride: usize, offset: usize) -> Option<EventKey> {
+    all.chunks(stride)
+        .map(|words| words_key(&words[offset..offset + 4]))
+        .min()
+        .filter(|key| *key != key_max())
+}
+
+impl<M, T> Gateway<'_, '_, M, T>
+where
+    M: LogicalProcess,
+    M::Event: Serialize + DeserializeOwned,
+    M::Output: Serialize + DeserializeOwned,
+    T: Transport,
+{
+    /// This rank's own stop record, unless it only stopped because another rank failed.
+    fn own_stop(&self) -> Option<StopInfo<M::Output>> {
+        if self.placeholder {
+            return None;
+        }
+        self.shared
+            .stop_info
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+
+    /// Receives until `done` says so, or fails after the transport's timeout.
+    fn receive_until(
+        &mut self,
+        what: &str,
+        done: impl Fn(&Gate<'_, M::Event, M::Output>) -> bool,
+    ) -> Result<(), SimError> {
+        let timeout = self.transport.timeout();
+        let deadline = Instant::now() + timeout;
+        while !done(&self.gate) {
+            let gate = &mut self.gate;
+            let received = self
+                .transport
+                .receive(&mut |source, bytes| gate.arrived(source, bytes))
+                .map_err(cluster_error)?;
+            self.check_fault()?;
+            if received == 0 {
+                if Instant::now() > deadline {
+                    return Err(cluster_error(format!(
+                        "{what} did not come within {timeout:?} (did a rank die or hang?)"
+                    )));
+                }
+                std::thread::sleep(IDLE_WAIT);
+            }
+        }
+        Ok(())
+    }
+
+    /// Rank 0: gathers every rank's figures and outputs, reports, and tells the others.
+    fn conclude<S: OutputSink<M::Output>>(
+        mut self,
+        sink: &mut S,
+        report: Report,
+        stats: TimeWarpStats,
+        started: Instant,
+    ) -> (Result<Report, RunError>, TimeWarpStats) {
+        if let Err(error) = self.receive_until("every rank's final figures", |gate| {
+            gate.finals.iter().skip(1).all(Option::is_some)
+        }) {
+            return self.local_verdict(report, stats, started, sink, Some(error));
+        }
+        // Each rank sent its last outputs before its figures, and packets keep their order.
+        self.gate.output_bounds[0] = self.local_bound();
+        self.deliver(sink);
+        let mut summaries = std::mem::take(&mut self.summaries);
+        let mut stop = self.own_stop();
+        for slot in self.gate.finals.iter_mut().skip(1) {
+            let Some((theirs, their_stop)) = slot.take() else {
+                continue;
+            };
+            summaries.extend(theirs.into_iter().map(Summary::from));
+            if let Some(their_stop) = their_stop
+                && stop
+                    .as_ref()
+                    .is_none_or(|current| their_stop.key < current.key)
+            {
+                stop = Some(their_stop);
+            }
+        }
+        if stop.is_none() && self.placeholder {
+            stop = Some(StopInfo {
+                key: key_max(),
+                lp: LpId::new(0),
+                error: cluster_error("a rank stopped without saying why"),
+                outputs: None,
+            });
+        }
+        let rounds = self.shared.gvt.rounds();
+        let (result, stats) = assemble(
+            report,
+            stats,
+            &summaries,
+            rounds,
+            stop,
+            sink,
+            self.end_time,
+            started,
+        );
+        let error = result.as_ref().err().map(|failure| failure.error.clone());
+        for other in 1..self.ranks {
+            let packet: Packet<M::Event, M::Output> = Packet::Done {
+                error: error.clone(),
+            };
+            self.packets.push((other, encode(&packet)));
+        }
+        // The report stands whether or not the others hear of it; they time out otherwise.
+        let _ = self.send();
+        (result, stats)
+    }
+
+    /// Other ranks: send figures and outputs to rank 0 and wait for its verdict.
+    fn await_verdict<S: OutputSink<M::Output>>(
+        mut self,
+        report: Report,
+        stats: TimeWarpStats,
+        started: Instant,
+        sink: &mut S,
+    ) -> (Result<Report, RunError>, TimeWarpStats) {
+        self.sent_bound = EventKey::init(LpId::new(0));
+        self.queue_outputs();
+        let summaries = self.summaries.iter().map(WireSummary::from).collect();
+        let stop = self.own_stop();
+        let packet: Packet<M::Event, M::Output> = Packet::Final { summaries, stop };
+        self.packets.push((0, encode(&packet)));
+        if let Err(error) = self.send() {
+            return self.local_verdict(report, stats, started, sink, Some(error));
+        }
+        if let Err(error) = self.receive_until("rank 0's verdict", |gate| gate.done.is_some()) {
+            return self.local_verdict(report, stats, started, sink, Some(error));
+        }
+        let error = self.gate.done.take().flatten();
+        self.local_verdict(report, stats, started, sink, error)
+    }
+
+    /// A report of this rank's own share, failed with `error` if there is one.
+    fn local_verdict<S: OutputSink<M::Output>>(
+        &mut self,
+        report: Report,
+        stats: TimeWarpStats,
+        started: Instant,
+        sink: &mut S,
+        error: Option<SimError>,
+    ) -> (Result<Report, RunError>, TimeWarpStats) {
+        let stop = error.map(|error| StopInfo {
+            key: key_max(),
+            lp: LpId::new(0),
+            error,
+            outputs: None,
+        });
+        let rounds = self.shared.gvt.rounds();
+        assemble(
+            report,
+            stats,
+            &self.summaries,
+            rounds,
+            stop,
+            sink,
+            self.end_time,
+            started,
+        )
+    }
+}

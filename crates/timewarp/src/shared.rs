@@ -1,0 +1,214 @@
+//! What the workers of a run share with each other and with the thread that called the
+//! kernel: settings, the GVT protocol, the stop, gauges and heartbeats, barriers, and what
+//! workers hand back (committed outputs, summaries).
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+
+use warpsim_core::{EventKey, LpId, SimError, TraceHash};
+
+use crate::gvt::GvtShared;
+use crate::sync::Rendezvous;
+use crate::watch::{Beat, WarningHook};
+
+/// Settings every worker reads.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub(crate) lazy: bool,
+    /// The state-save interval, fixed or (when `adaptive_checkpoint`) the first one.
+    pub(crate) checkpoint: u32,
+    pub(crate) adaptive_checkpoint: bool,
+    pub(crate) window: Option<f64>,
+    pub(crate) adaptive_window: bool,
+    pub(crate) memory: Option<u64>,
+    pub(crate) gvt_interval: u64,
+    /// Dynamic load balancing (threads only).
+    pub(crate) balance: bool,
+    pub(crate) end_time: f64,
+    pub(crate) n_lps: u32,
+}
+
+/// The error that stops every worker, and the key up to which they commit.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) struct StopInfo<O> {
+    pub(crate) key: EventKey,
+    pub(crate) lp: LpId,
+    pub(crate) error: SimError,
+    /// The failed event's outputs when it commits (see [`Failure`]).
+    pub(crate) outputs: Option<Vec<O>>,
+}
+
+/// A worker's estimated memory, published for the others.
+#[derive(Debug, Default)]
+pub(crate) struct Gauge {
+    pub(crate) total: AtomicU64,
+    /// Events committed so far (load balancing reads it).
+    pub(crate) committed: AtomicU64,
+}
+
+/// State shared by all workers and the coordinator.
+pub(crate) struct Shared<O> {
+    pub(crate) gvt: GvtShared<EventKey>,
+    pub(crate) stop: AtomicBool,
+    pub(crate) stop_info: Mutex<Option<StopInfo<O>>>,
+    pub(crate) gauges: Vec<Gauge>,
+    /// Each worker's heartbeat, for the watchdog (see [`crate::watch`]).
+    pub(crate) beats: Vec<Beat>,
+    /// Where warnings go.
+    pub(crate) warnings: WarningHook,
+    /// A worker or the output sink failed outside the model's handlers: every wait is
+    /// broken and every thread winds down at once (see [`Shared::abort`]).
+    pub(crate) aborted: AtomicBool,
+    /// The output sink panicked: it receives nothing more.
+    sink_failed: AtomicBool,
+    /// Every worker (and a distributed run's gateway) has flushed its last messages.
+    pub(crate) barrier: Rendezvous,
+    /// A distributed run's gateway has delivered every message still in flight between
+    /// ranks (on threads alone, the second wait costs nothing that matters).
+    pub(crate) landed: Rendezvous,
+    /// Load balancing: the planned move (from, to, load to shift), the workers' barrier for
+    /// migrations, and messages between workers not yet absorbed (counted only when
+    /// balancing, to find quiescence).
+    pub(crate) plan: Mutex<Option<(usize, usize, u64)>>,
+    pub(crate) migration_barrier: Rendezvous,
+    pub(crate) in_flight: AtomicI64,
+    /// Workers that have left their loop (load balancing's finishing handshake).
+    pub(crate) finishing: AtomicUsize,
+}
+
+impl<O> std::fmt::Debug for Shared<O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("stop", &self.stop)
+            .field("aborted", &self.aborted)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<O> Shared<O> {
+    /// State shared by `workers` workers and `participants` threads that take part in the
+    /// end-of-run barriers (the workers, plus a distributed run's gateway).
+    pub(crate) fn new(
+        gvt: GvtShared<EventKey>,
+        workers: usize,
+        participants: usize,
+        warnings: WarningHook,
+    ) -> Shared<O> {
+        Shared {
+            gvt,
+            stop: AtomicBool::new(false),
+            stop_info: Mutex::new(None),
+            gauges: (0..workers).map(|_| Gauge::default()).collect(),
+            beats: (0..workers).map(|_| Beat::default()).collect(),
+            warnings,
+            aborted: AtomicBool::new(false),
+            sink_failed: AtomicBool::new(false),
+            barrier: Rendezvous::new(participants),
+            landed: Rendezvous::new(participants),
+            plan: Mutex::new(None),
+            migration_barrier: Rendezvous::new(workers),
+            in_flight: AtomicI64::new(0),
+            finishing: AtomicUsize::new(0),
+        }
+    }
+
+    /// Stops the run at once after a failure outside the model's handlers (a panic in the
+    /// model's `Clone` or `PartialEq` while the kernel copies or compares, in the output
+    /// sink, or in the kernel): records `info`, and breaks every barrier so that no thread
+    /// waits for one that will not come. Outputs below `info.key` (GVT) still commit.
+    pub(crate) fn abort(&self, info: StopInfo<O>) {
+        self.stop_with(info);
+        self.aborted.store(true, Ordering::SeqCst);
+        self.barrier.break_all();
+        self.landed.break_all();
+        self.migration_barrier.break_all();
+    }
+
+    /// The output sink panicked: the run stops as after any failure outside a handler, and
+    /// the sink is not called again.
+    pub(crate) fn fail_sink(&self, info: StopInfo<O>) {
+        self.sink_failed.store(true, Ordering::SeqCst);
+        self.abort(info);
+    }
+
+    pub(crate) fn sink_failed(&self) -> bool {
+        self.sink_failed.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn is_aborted(&self) -> bool {
+        self.aborted.load(Ordering::SeqCst)
+    }
+
+    /// Records `info` as the reason to stop, unless an earlier (smaller-key) one is there.
+    pub(crate) fn stop_with(&self, info: StopInfo<O>) {
+        let mut slot = self
+            .stop_info
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.as_ref().is_none_or(|current| info.key < current.key) {
+            *slot = Some(info);
+        }
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    pub(crate) fn stop_key(&self) -> Option<EventKey> {
+        self.stop_info
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .map(|info| info.key)
+    }
+}
+
+/// Counters of one worker.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Counters {
+    pub(crate) processed: u64,
+    pub(crate) committed: u64,
+    pub(crate) rolled_back: u64,
+    pub(crate) primary: u64,
+    pub(crate) secondary: u64,
+    pub(crate) coasted: u64,
+    /// State saves made.
+    pub(crate) saves: u64,
+    pub(crate) antimessages: u64,
+    pub(crate) lazy_hits: u64,
+    pub(crate) retractions: u64,
+    pub(crate) early_antimessages: u64,
+    pub(crate) window_stalls: u64,
+    pub(crate) memory_stalls: u64,
+    pub(crate) peak_bytes: u64,
+    pub(crate) peak_pending: usize,
+    /// LPs this worker received in migrations.
+    pub(crate) lps_received: u64,
+}
+
+/// What a worker hands the coordinator.
+pub(crate) enum ToCoordinator<O> {
+    /// Outputs of events committed below `bound`; the worker has committed everything below.
+    Committed {
+        worker: usize,
+        bound: EventKey,
+        outputs: Vec<(EventKey, LpId, O)>,
+    },
+    /// The worker is done.
+    Finished {
+        worker: usize,
+        summary: Box<Summary>,
+    },
+}
+
+/// A finished worker's figures.
+#[derive(Debug, Clone)]
+pub(crate) struct Summary {
+    pub(crate) lps: usize,
+    pub(crate) trace: TraceHash,
+    pub(crate) counters: Counters,
+    pub(crate) pending_at_end: usize,
+    pub(crate) last_commit: f64,
+}
+
+/// The estimated bytes of `n` pending events (key, event and the per-LP set's overhead).
+pub(crate) fn pending_bytes<E>(n: usize) -> u64 {
+    (n * (size_of::<EventKey>() + size_of::<E>() + 16)) as u64
+}

@@ -1,0 +1,263 @@
+//! Dynamic load balancing: worker 0's decision, the migration every worker takes part in,
+//! and rebuilding a worker's indices after LPs moved.
+
+use std::sync::atomic::Ordering;
+
+use warpsim_core::{EventKey, LogicalProcess, LpId};
+
+use super::Worker;
+use super::lp::{Transfer, saved_heap};
+use crate::lpheap::LpHeap;
+
+/// GVTs between two load-balancing decisions, and the smallest imbalance acted on (the
+/// busiest worker's load over the mean).
+const BALANCE_EVERY: u32 = 16;
+const IMBALANCE: f64 = 1.15;
+
+impl<M: LogicalProcess> Worker<'_, M> {
+    /// Worker 0, every [`BALANCE_EVERY`] GVTs: if the busiest worker committed more than
+    /// [`IMBALANCE`] times the mean since the last decision, plans to move load from it to
+    /// the least busy one and asks for a migration with the next GVT.
+    pub(super) fn consider_balancing(&mut self) {
+        self.balance.gvts_since_balance += 1;
+        if self.balance.gvts_since_balance < BALANCE_EVERY {
+            return;
+        }
+        self.balance.gvts_since_balance = 0;
+        let now: Vec<u64> = self
+            .shared
+            .gauges
+            .iter()
+            .map(|gauge| gauge.committed.load(Ordering::Relaxed))
+            .collect();
+        if self.balance.load_marks.len() != now.len() {
+            self.balance.load_marks = vec![0; now.len()];
+        }
+        let loads: Vec<u64> = now
+            .iter()
+            .zip(&self.balance.load_marks)
+            .map(|(now, mark)| now.saturating_sub(*mark))
+            .collect();
+        self.balance.load_marks = now;
+        let total: u64 = loads.iter().sum();
+        if loads.len() < 2 || total < 256 {
+            return;
+        }
+        let mean = total as f64 / loads.len() as f64;
+        let (from, &busiest) = loads
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, load)| **load)
+            .expect("at least two workers");
+        let (to, &idlest) = loads
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, load)| **load)
+            .expect("at least two workers");
+        if (busiest as f64) < IMBALANCE * mean || from == to {
+            return;
+        }
+        let amount = (busiest as f64 - mean).min(mean - idlest as f64) as u64;
+        *self
+            .shared
+            .plan
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((from, to, amount));
+        self.shared.gvt.request_migration();
+    }
+
+    /// Moves LPs between workers (every worker calls it, with the same published plan).
+    ///
+    /// # Ground rules
+    ///
+    /// 1. Quiescence first: flush, barrier, absorb, flush, barrier, read the count of
+    ///    messages between workers not yet absorbed, barrier; repeat until it is zero
+    ///    (absorbing can roll back and send antimessages). Then every event and message is
+    ///    inside an LP record, and nobody sends until the end.
+    /// 2. The GVT round in progress, if any, is abandoned: its reports may not cover an LP
+    ///    that moves. The next round starts afresh, after the move.
+    /// 3. The source worker hands over whole LP records (processed lists, saves, logs,
+    ///    deferred and withdrawn events, failures, holds) and the early antimessages that
+    ///    wait for them; both workers then rebuild their indices (heap, lists, counts, route).
+    /// 4. A last barrier orders the route updates before any worker reads a route again.
+    pub(super) fn migrate(&mut self) {
+        let barrier = &self.shared.migration_barrier;
+        loop {
+            self.flush_all();
+            let met = barrier.wait();
+            self.absorb_inbox();
+            self.drain_local();
+            self.flush_all();
+            let met = met && barrier.wait();
+            let unabsorbed = self.shared.in_flight.load(Ordering::SeqCst);
+            if !(met && barrier.wait()) {
+                // Broken: another thread failed and the run is over; nothing moves.
+                return;
+            }
+            if unabsorbed == 0 {
+                break;
+            }
+        }
+        if self.index == 0 {
+            self.shared.gvt.abort_round();
+        }
+        let plan = *self
+            .shared
+            .plan
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((from, _, amount)) = plan
+            && from == self.index
+        {
+            let moving = self.extract(amount);
+            self.balance
+                .transfer
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(moving);
+        }
+        if !barrier.wait() {
+            // The LPs this worker handed over are lost to it; the run is over anyway.
+            return;
+        }
+        if let Some((from, to, _)) = plan {
+            if to == self.index {
+                let arriving = std::mem::take(
+                    &mut *self
+                        .balance
+                        .transfer
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner),
+                );
+                self.counters.lps_received += arriving.len() as u64;
+                let mut antis = Vec::new();
+                for (lp, waiting) in arriving {
+                    antis.extend(waiting.into_iter().map(|key| (lp.id, key)));
+                    self.lps.push(lp);
+                }
+                self.rebuild(antis);
+            } else if from == self.index {
+                self.rebuild(Vec::new());
+            }
+        }
+        for lp in &mut self.lps {
+            lp.load = 0;
+        }
+        self.balance.migrations_done += 1;
+        barrier.wait();
+    }
+
+    /// Source side of a migration: takes LPs, most loaded first, until about `amount` of
+    /// load has left (keeping at least one LP). Returns them with their early antimessages.
+    pub(super) fn extract(&mut self, amount: u64) -> Vec<Transfer<M>> {
+        let mut order: Vec<usize> = (0..self.lps.len()).collect();
+        order.sort_by_key(|&l| std::cmp::Reverse(self.lps[l].load));
+        let mut chosen = Vec::new();
+        let mut moved = 0;
+        for l in order {
+            if moved >= amount || chosen.len() + 1 >= self.lps.len() {
+                break;
+            }
+            moved += self.lps[l].load;
+            chosen.push(l);
+        }
+        // Early antimessages by LP id, since indices change below.
+        let waiting: Vec<(LpId, EventKey)> = std::mem::take(&mut self.early_antis)
+            .into_iter()
+            .map(|(l, key)| (self.lps[l as usize].id, key))
+            .collect();
+        chosen.sort_unstable_by(|a, b| b.cmp(a));
+        let mut moving = Vec::with_capacity(chosen.len());
+        for l in chosen {
+            let lp = self.lps.swap_remove(l);
+            moving.push(lp);
+        }
+        let mut transfers: Vec<Transfer<M>> = moving
+            .into_iter()
+            .map(|lp| {
+                let keys = waiting
+                    .iter()
+                    .filter(|(id, _)| *id == lp.id)
+                    .map(|(_, key)| *key)
+                    .collect();
+                (lp, keys)
+            })
+            .collect();
+        let staying: Vec<(LpId, EventKey)> = waiting
+            .into_iter()
+            .filter(|(id, _)| !transfers.iter().any(|(lp, _)| lp.id == *id))
+            .collect();
+        self.balance.pending_antis = staying;
+        transfers.shrink_to_fit();
+        transfers
+    }
+
+    /// Rebuilds every index over this worker's LPs after a migration changed them: the
+    /// route entries, the LP heap, the lists of LPs in each state, the size counts, and
+    /// the early antimessages (`extra`, by LP id, plus any kept by [`Worker::extract`]).
+    pub(super) fn rebuild(&mut self, extra: Vec<(LpId, EventKey)>) {
+        self.heap = LpHeap::new(self.lps.len());
+        self.lists.dirty.clear();
+        self.lists.deferred.clear();
+        self.lists.withdrawn.clear();
+        self.lists.failed.clear();
+        self.lists.held.clear();
+        (
+            self.sizes.pending,
+            self.sizes.records,
+            self.sizes.effects,
+            self.sizes.deferred,
+            self.sizes.withdrawn,
+            self.sizes.outputs,
+        ) = (0, 0, 0, 0, 0, 0);
+        self.sizes.save_heap = if self.settings.memory.is_some() {
+            self.lps
+                .iter()
+                .map(|lp| saved_heap(lp.processed.iter()))
+                .sum()
+        } else {
+            0
+        };
+        let mut index_of = std::collections::HashMap::with_capacity(self.lps.len());
+        for (l, lp) in self.lps.iter_mut().enumerate() {
+            self.route[lp.id.index()]
+                .store((self.index as u64) << 32 | l as u64, Ordering::Relaxed);
+            index_of.insert(lp.id, l as u32);
+            lp.queued = None;
+            lp.in_held = false;
+            if lp.in_dirty {
+                self.lists.dirty.push(l as u32);
+            }
+            if lp.in_deferred {
+                self.lists.deferred.push(l as u32);
+            }
+            if lp.in_withdrawn {
+                self.lists.withdrawn.push(l as u32);
+            }
+            if lp.failed.is_some() {
+                self.lists.failed.push(l as u32);
+            }
+            self.sizes.pending += lp.pending.len();
+            self.sizes.records += lp.processed.len();
+            self.sizes.effects += lp.effects.len();
+            self.sizes.deferred += lp.deferred.len();
+            self.sizes.withdrawn += lp.withdrawn.len();
+            self.sizes.outputs += lp.processed.iter().map(|r| r.outputs.len()).sum::<usize>();
+        }
+        let kept = std::mem::take(&mut self.balance.pending_antis);
+        if !kept.is_empty() || !extra.is_empty() || !self.early_antis.is_empty() {
+            let current: Vec<(LpId, EventKey)> = std::mem::take(&mut self.early_antis)
+                .into_iter()
+                .map(|(l, key)| (self.lps[l as usize].id, key))
+                .collect();
+            for (id, key) in current.into_iter().chain(kept).chain(extra) {
+                if let Some(&l) = index_of.get(&id) {
+                    self.early_antis.insert((l, key));
+                }
+            }
+        }
+        for l in 0..self.lps.len() {
+            self.resched(l);
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! GVT and what follows it: this worker's report to a round, committing below a new GVT
+//! and collecting fossils, the adaptive controllers, and the memory account.
+
+use std::sync::atomic::Ordering;
+
+use warpsim_core::{EventKey, LogicalProcess, LpId, Time};
+
+use super::Worker;
+use super::lp::{Deferred, EffectRecord, Processed, saved_heap};
+use crate::control::Progress;
+use crate::message::key_max;
+use crate::shared::{StopInfo, ToCoordinator, pending_bytes};
+use crate::watch::Warning;
+
+/// How many dirty LPs ahead commit asks for LP records (and half as far for their processed
+/// records) (see [`Worker::commit_below`]).
+const COMMIT_AHEAD: usize = 8;
+
+impl<M: LogicalProcess> Worker<'_, M> {
+    /// Reports this worker's local minimum for `round` (ground rule 6).
+    pub(super) fn report(&mut self, round: u64) {
+        // Deferred sends whose cause is gone are cancelled first, so their antimessages are
+        // flushed below and covered by this report.
+        let mut position = 0;
+        while position < self.lists.deferred.len() {
+            let l = self.lists.deferred[position] as usize;
+            if self.settings.lazy {
+                let lp = &self.lps[l];
+                let gone: Vec<EventKey> = lp
+                    .deferred
+                    .iter()
+                    .map(|d| d.cause)
+                    .filter(|cause| !lp.pending.contains_key(cause))
+                    .collect();
+                if !gone.is_empty() {
+                    self.flush_deferred(l, |d| gone.contains(&d.cause));
+                }
+            }
+            if self.lps[l].deferred.is_empty() {
+                self.lps[l].in_deferred = false;
+                self.lists.deferred.swap_remove(position);
+            } else {
+                position += 1;
+            }
+        }
+        self.flush_all();
+        self.absorb_inbox();
+        self.drain_local();
+        self.flush_all();
+        // The heap orders by (time, age) only, so the smallest pending key is at least that
+        // prefix with the smallest source and `seq`.
+        let mut local = match self.next_lp() {
+            Some((_, l)) => {
+                let (time, age) = self.lps[l].queued.expect("the first LP is queued");
+                EventKey::new(
+                    Time::new(f64::from_bits(time)).unwrap_or(Time::ZERO),
+                    age,
+                    LpId::new(0),
+                    0,
+                )
+            }
+            None => key_max(),
+        };
+        for &l in &self.lists.failed {
+            if let Some(failure) = &self.lps[l as usize].failed {
+                local = local.min(failure.key);
+            }
+        }
+        for &l in &self.lists.held {
+            if let Some(key) = self.lps[l as usize].pending.first_key() {
+                local = local.min(key);
+            }
+        }
+        for &l in &self.lists.deferred {
+            for deferred in &self.lps[l as usize].deferred {
+                local = local.min(deferred.cause);
+            }
+        }
+        self.shared.gvt.report(&mut self.port, round, local);
+    }
+
+    /// Acts on a new GVT: commits below it, and decides whether the run is over. Returns
+    /// `true` when this worker should finish.
+    pub(super) fn new_gvt(&mut self, gvt: EventKey) -> bool {
+        self.adapt(gvt);
+        self.gvt = gvt;
+        self.commit_below(gvt);
+        let held = std::mem::take(&mut self.lists.held);
+        for &l in &held {
+            let lp = &mut self.lps[l as usize];
+            lp.in_held = false;
+            if lp.hold.is_some_and(|hold| gvt.time > hold) {
+                lp.hold = None;
+            }
+        }
+        for &l in &held {
+            self.resched(l as usize);
+        }
+        if gvt == key_max() || gvt.time.as_f64() >= self.settings.end_time {
+            return true;
+        }
+        if self.settings.balance {
+            self.shared.gauges[self.index]
+                .committed
+                .store(self.counters.committed, Ordering::Relaxed);
+            if self.index == 0 {
+                self.consider_balancing();
+            }
+        }
+        for &l in &self.lists.failed {
+            let lp = &mut self.lps[l as usize];
+            if let Some(failure) = lp.failed.as_mut()
+                && failure.key <= gvt
+            {
+                // Nothing before the failed event can change any more: the error is real.
+                let info = StopInfo {
+                    key: failure.key,
+                    lp: lp.id,
+                    error: failure.error.clone(),
+                    outputs: failure.outputs.take(),
+                };
+                self.shared.stop_with(info);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Lets the controllers adapt to a new GVT: the memory budget's window (first: the
+    /// optimism window restarts the horizon both read), the optimism window and the
+    /// state-save interval. They change only speed, never what commits.
+    fn adapt(&mut self, gvt: EventKey) {
+        let now = gvt.time.as_f64();
+        let counters = &self.counters;
+        let progress = Progress {
+            processed: counters.processed,
+            rolled_back: counters.rolled_back,
+            committed: counters.committed,
+            rollbacks: counters.primary + counters.secondary,
+        };
+        let used = self.total_memory();
+        if let Some(memory) = &mut self.memory
+            && memory.adapt(now, progress.committed, self.window.horizon(), used)
+            && self.index == 0
+            && let Some(budget) = self.settings.memory
+        {
+            let used = self
+                .shared
+                .gauges
+                .iter()
+                .map(|gauge| gauge.total.load(Ordering::Relaxed))
+                .sum();
+            (self.shared.warnings)(&Warning::MemoryBudgetExceeded { budget, used });
+        }
+        if self.settings.adaptive_window {
+            self.window.adapt(now, progress);
+        }
+        self.checkpoint.adapt(progress);
+    }
+
+    /// Commits every processed event with a key below `bound` and drops what no rollback
+    /// can need any more (ground rules 2 and 5).
+    pub(super) fn commit_below(&mut self, bound: EventKey) {
+        let mut batch = Vec::new();
+        // Visiting the LPs in index order walks `lps` forwards, which the hardware prefetches;
+        // in the order they became dirty every LP is a cache miss.
+        self.lists.dirty.sort_unstable();
+        let mut kept = 0;
+        for position in 0..self.lists.dirty.len() {
+            // Commit reads each dirty LP's record and then its processed records, cold since
+            // they ran: ask for both ahead of use, the records once the LP's record (asked
+            // for earlier) can say where they are.
+            if let Some(&ahead) = self.lists.dirty.get(position + COMMIT_AHEAD) {
+                let lp = &self.lps[ahead as usize];
+                prefetch_index::prefetch_index(std::slice::from_ref(&lp.processed), 0);
+            }
+            if let Some(&near) = self.lists.dirty.get(position + COMMIT_AHEAD / 2) {
+                let processed = &self.lps[near as usize].processed;
+                if let Some(record) = processed.get(processed.len().wrapping_sub(1)) {
+                    prefetch_index::prefetch_index(std::slice::from_ref(record), 0);
+                }
+            }
+            let l = self.lists.dirty[position] as usize;
+            let lp = &mut self.lps[l];
+            let start = lp.committed_prefix;
+            // Committed records are below the previous bound, hence below this one (GVT never
+            // goes back). Usually
+            // every record is below the bound, which the last one shows without a search.
+            let end = if lp.processed.back().is_some_and(|record| record.key < bound) {
+                lp.processed.len()
+            } else {
+                lp.processed
+                    .partition_point(|record| record.key < bound)
+                    .max(start)
+            };
+            for record in lp.processed.range_mut(start..end) {
+                self.trace.add(&record.key, lp.id);
+                self.counters.committed += 1;
+                lp.load += 1;
+                self.last_commit = self.last_commit.max(record.key.time.as_f64());
+                self.sizes.outputs -= record.outputs.len();
+                for output in record.outputs.drain(..) {
+                    batch.push((record.key, lp.id, output));
+                }
+            }
+            if end == lp.processed.len() {
+                self.sizes.records -= lp.processed.len();
+                if self.settings.memory.is_some() {
+                    self.sizes.save_heap -= saved_heap(lp.processed.iter());
+                }
+                lp.processed.clear();
+                lp.committed_prefix = 0;
+                lp.since_snapshot = 0;
+                // Every logged effect was caused by a record now committed (the log holds
+                // effects of processed records only: rollbacks remove those of undone ones),
+                // so the whole log goes without reading it.
+                self.sizes.effects -= lp.effects.len();
+                lp.effects.clear();
+            } else {
+                let mut keep = end;
+                while keep > 0 && lp.processed[keep].snapshot.is_none() {
+                    keep -= 1;
+                }
+                if self.settings.memory.is_some() {
+                    self.sizes.save_heap -= saved_heap(lp.processed.range(..keep));
+                }
+                lp.processed.drain(..keep);
+                self.sizes.records -= keep;
+                lp.committed_prefix = end - keep;
+            }
+            while lp
+                .effects
+                .front()
+                .is_some_and(|record| record.cause < bound)
+            {
+                lp.effects.pop_front();
+                self.sizes.effects -= 1;
+            }
+            if lp.processed.len() > lp.committed_prefix {
+                self.lists.dirty[kept] = l as u32;
+                kept += 1;
+            } else {
+                lp.in_dirty = false;
+            }
+        }
+        self.lists.dirty.truncate(kept);
+        let mut position = 0;
+        while position < self.lists.withdrawn.len() {
+            let l = self.lists.withdrawn[position] as usize;
+            let lp = &mut self.lps[l];
+            let before = lp.withdrawn.len();
+            // Once GVT passes the cancel, no rollback can restore the event.
+            lp.withdrawn.retain(|_, (_, cause)| *cause >= bound);
+            self.sizes.withdrawn -= before - lp.withdrawn.len();
+            if lp.withdrawn.is_empty() {
+                lp.in_withdrawn = false;
+                self.lists.withdrawn.swap_remove(position);
+            } else {
+                position += 1;
+            }
+        }
+        let _ = self.to_coordinator.send(ToCoordinator::Committed {
+            worker: self.index,
+            bound,
+            outputs: batch,
+        });
+    }
+
+    /// Updates this worker's memory estimate (for the statistics) and, under a budget,
+    /// publishes it and reads whether the run as a whole is over budget.
+    pub(super) fn update_gauge(&mut self) {
+        let total = self.total_memory();
+        self.counters.peak_bytes = self.counters.peak_bytes.max(total);
+        if self.memory.is_none() {
+            return;
+        }
+        let gauge = &self.shared.gauges[self.index];
+        gauge.total.store(total, Ordering::Relaxed);
+        let sum: u64 = self
+            .shared
+            .gauges
+            .iter()
+            .map(|gauge| gauge.total.load(Ordering::Relaxed))
+            .sum();
+        let span = (self.window.horizon() - self.gvt.time.as_f64()).max(0.0);
+        if let Some(memory) = &mut self.memory
+            && memory.gauge(sum, span)
+        {
+            // Collect fossils as soon as possible: that is what frees memory.
+            self.shared.gvt.try_start();
+        }
+    }
+
+    /// This worker's memory estimate: its storage counted by `size_of` (see the crate docs,
+    /// "Memory"), plus the heap of its state saves as the model reports it.
+    pub(super) fn total_memory(&self) -> u64 {
+        pending_bytes::<M::Event>(self.sizes.pending)
+            + (self.sizes.records * size_of::<Processed<M>>()) as u64
+            + (self.sizes.effects * size_of::<EffectRecord<M::Event>>()) as u64
+            + (self.sizes.deferred * size_of::<Deferred<M::Event>>()) as u64
+            + (self.sizes.withdrawn * (size_of::<EventKey>() * 2 + size_of::<M::Event>() + 16))
+                as u64
+            + (self.sizes.outputs * size_of::<M::Output>()) as u64
+            + (self.heap.len() * 16) as u64
+            + self.sizes.save_heap
+    }
+}

@@ -1,0 +1,287 @@
+//! Executing one event: the state save, the handler under `catch_unwind`, lazy
+//! cancellation's comparison of re-sent events, logging effects, and failures.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
+
+use warpsim_core::kernel_api::{Effect, panic_message};
+use warpsim_core::{Ctx, EventKey, LogicalProcess, SimError};
+
+use super::Worker;
+use super::lp::{EffectRecord, Failure, Logged, Processed, Undo};
+use crate::message::Msg;
+
+impl<M: LogicalProcess> Worker<'_, M> {
+    pub(super) fn execute(&mut self, l: usize) {
+        let Some((key, event)) = self.lps[l].pending.pop_first() else {
+            return;
+        };
+
+        self.sizes.pending -= 1;
+        if self.settings.lazy && !self.lps[l].deferred.is_empty() {
+            // A deferred send whose cause sorts before this event will not be regenerated:
+            // its cause is gone (annihilated, withdrawn or moved), so cancel it now.
+            self.flush_deferred(l, |deferred| deferred.cause < key);
+        }
+        let n_lps = self.settings.n_lps;
+        let checkpoint = self.checkpoint.interval();
+        let timed = self.checkpoint.time_this_event();
+        let started = timed.then(Instant::now);
+        let lp = &mut self.lps[l];
+        let save = lp.processed.is_empty() || lp.since_snapshot >= checkpoint;
+        // The model's `Clone` is user code: a panic in it fails this event as a panic in its
+        // handler would (a phantom until GVT reaches the event, then the run's error).
+        let copies = catch_unwind(AssertUnwindSafe(|| {
+            let snapshot = save.then(|| (lp.model.clone(), lp.meta.clone()));
+            (snapshot, event.clone())
+        }));
+        let (snapshot, kept) = match copies {
+            Ok(copies) => copies,
+            Err(payload) => {
+                let error = SimError::ModelPanic {
+                    lp: lp.id,
+                    time: key.time,
+                    message: format!(
+                        "in Clone (Time Warp copies the LP's state and events to roll back): {}",
+                        panic_message(payload.as_ref())
+                    ),
+                };
+                self.fail(l, key, event, Undo::Nothing, error, None);
+                return;
+            }
+        };
+        self.counters.saves += u64::from(save);
+        let saved = timed.then(Instant::now);
+        let mut effects = std::mem::take(&mut self.scratch.effects);
+        let mut outputs = std::mem::take(&mut self.scratch.outputs);
+        let mut error = None;
+        let beat = &self.shared.beats[self.index];
+        beat.enter(self.counters.processed, lp.id, key.time);
+        let outcome = {
+            let mut ctx = Ctx::<M>::buffered(
+                lp.id,
+                key,
+                n_lps,
+                &mut lp.meta,
+                &mut effects,
+                &mut outputs,
+                &mut error,
+            );
+            let model = &mut lp.model;
+            catch_unwind(AssertUnwindSafe(|| model.on_event(event, &mut ctx)))
+        };
+        self.counters.processed += 1;
+        beat.leave(self.counters.processed);
+        if let (Some(started), Some(saved)) = (started, saved) {
+            let ran = saved.elapsed().as_secs_f64();
+            let copied = save.then(|| (saved - started).as_secs_f64());
+            self.checkpoint.sampled(copied, ran);
+        }
+        let mut failure = match (outcome, error) {
+            (Ok(()), None) => None,
+            (Err(payload), _) => Some((
+                SimError::ModelPanic {
+                    lp: lp.id,
+                    time: key.time,
+                    message: panic_message(payload.as_ref()),
+                },
+                None,
+            )),
+            (Ok(()), Some(error)) => Some((error, Some(outputs.split_off(0)))),
+        };
+        let regenerating = failure.is_none()
+            && self.settings.lazy
+            && self.lps[l].deferred.iter().any(|d| d.cause == key);
+        if regenerating && let Err(payload) = self.match_regenerated(l, key, &effects) {
+            failure = Some((
+                SimError::ModelPanic {
+                    lp: self.lps[l].id,
+                    time: key.time,
+                    message: format!(
+                        "in PartialEq (lazy cancellation compares a re-sent event with the one sent before): {}",
+                        panic_message(payload.as_ref())
+                    ),
+                },
+                None,
+            ));
+        }
+        if let Some((error, commit_outputs)) = failure {
+            effects.clear();
+            outputs.clear();
+            self.scratch.effects = effects;
+            self.scratch.outputs = outputs;
+            self.fail(l, key, kept, Undo::Handler(snapshot), error, commit_outputs);
+            return;
+        }
+        let emitted = if outputs.is_empty() {
+            Vec::new()
+        } else {
+            // `split_off` keeps the scratch buffer's capacity for the next event.
+            outputs.split_off(0)
+        };
+        self.sizes.outputs += emitted.len();
+        self.scratch.outputs = outputs;
+        if self.settings.memory.is_some()
+            && let Some((model, _)) = &snapshot
+        {
+            self.sizes.save_heap += model.heap_bytes() as u64;
+        }
+        let lp = &mut self.lps[l];
+        lp.since_snapshot = if save { 1 } else { lp.since_snapshot + 1 };
+        lp.processed.push_back(Processed {
+            key,
+            event: kept,
+            snapshot,
+            outputs: emitted,
+        });
+        self.sizes.records += 1;
+        if !lp.in_dirty {
+            lp.in_dirty = true;
+            self.lists.dirty.push(l as u32);
+        }
+        self.log_and_send(l, key, &mut effects, regenerating);
+        self.scratch.effects = effects;
+        self.resched(l);
+    }
+
+    /// Lazy cancellation, first half: marks in `self.scratch.kept` which of a re-executed event's
+    /// sends are identical to a deferred send of its earlier run, and lists those deferred
+    /// sends in `self.scratch.matched`. It only reads: the comparison is the model's `PartialEq`, user
+    /// code that may panic, and a panic must leave every record as it was.
+    pub(super) fn match_regenerated(
+        &mut self,
+        l: usize,
+        cause: EventKey,
+        effects: &[Effect<M::Event>],
+    ) -> std::thread::Result<()> {
+        let mut kept = std::mem::take(&mut self.scratch.kept);
+        let mut matched = std::mem::take(&mut self.scratch.matched);
+        kept.clear();
+        kept.resize(effects.len(), false);
+        matched.clear();
+        let deferred = &self.lps[l].deferred;
+        let compared = catch_unwind(AssertUnwindSafe(|| {
+            for (slot, effect) in kept.iter_mut().zip(effects) {
+                if let Effect::Send { key, dest, event } = effect
+                    && let Some(position) = deferred.iter().position(|d| {
+                        d.cause == cause && d.key == *key && d.dest == *dest && d.event == *event
+                    })
+                {
+                    *slot = true;
+                    matched.push(position);
+                }
+            }
+        }));
+        self.scratch.kept = kept;
+        self.scratch.matched = matched;
+        compared
+    }
+
+    /// Logs a handler's effects and sends the messages they call for. When `regenerating`
+    /// (lazy mode, see [`Worker::match_regenerated`]), sends identical to a deferred send of
+    /// the same event are kept instead of sent again.
+    pub(super) fn log_and_send(
+        &mut self,
+        l: usize,
+        cause: EventKey,
+        effects: &mut Vec<Effect<M::Event>>,
+        regenerating: bool,
+    ) {
+        let lazy = self.settings.lazy;
+        if regenerating {
+            // Highest position first, so `swap_remove` never moves a send still to remove.
+            self.scratch.matched.sort_unstable_by(|a, b| b.cmp(a));
+            let lp = &mut self.lps[l];
+            for &position in &self.scratch.matched {
+                lp.deferred.swap_remove(position);
+            }
+            self.sizes.deferred -= self.scratch.matched.len();
+            self.counters.lazy_hits += self.scratch.matched.len() as u64;
+            // The rest of this event's earlier sends were not regenerated: cancel them before
+            // anything new goes out (a new send may reuse one of their keys).
+            self.flush_deferred(l, |d| d.cause == cause);
+        }
+        for (index, effect) in effects.drain(..).enumerate() {
+            let logged = match effect {
+                Effect::Send { key, dest, event } => {
+                    let copy = lazy.then(|| event.clone());
+                    let is_kept = regenerating && self.scratch.kept[index];
+                    if !is_kept {
+                        if lazy && !self.lps[l].deferred.is_empty() {
+                            // Another undone event's deferred send with this key must be
+                            // cancelled first: a receiver never holds two events with one key.
+                            self.flush_deferred(l, |d| d.key == key);
+                        }
+                        self.transmit(Msg::Event { key, dest, event });
+                    }
+                    Logged::Send {
+                        key,
+                        dest,
+                        event: copy,
+                    }
+                }
+                Effect::Withdraw { dest, key } => {
+                    self.counters.retractions += 1;
+                    self.transmit(Msg::Withdraw { key, dest, cause });
+                    Logged::Withdraw { key, dest }
+                }
+                Effect::Move { dest, from, to } => {
+                    self.counters.retractions += 1;
+                    self.transmit(Msg::Move { dest, from, to });
+                    Logged::Move { dest, from, to }
+                }
+            };
+            self.lps[l].effects.push_back(EffectRecord {
+                cause,
+                effect: logged,
+            });
+            self.sizes.effects += 1;
+        }
+    }
+
+    /// A handler (or the model's `Clone` or `PartialEq` around it) failed: undo its changes
+    /// to the LP as `undo` says, keep the event pending, and park the LP until a rollback
+    /// clears the failure or GVT makes it real.
+    pub(super) fn fail(
+        &mut self,
+        l: usize,
+        key: EventKey,
+        event: M::Event,
+        undo: Undo<M>,
+        error: SimError,
+        outputs: Option<Vec<M::Output>>,
+    ) {
+        match undo {
+            Undo::Nothing => {}
+            Undo::Handler(Some((model, meta))) => {
+                let lp = &mut self.lps[l];
+                lp.model = model;
+                lp.meta = meta;
+            }
+            Undo::Handler(None) => {
+                let len = self.lps[l].processed.len();
+                self.restore(l, len);
+            }
+        }
+        let lp = &mut self.lps[l];
+        lp.pending.insert(key, event);
+        self.sizes.pending += 1;
+        lp.failed = Some(Box::new(Failure {
+            key,
+            error,
+            outputs,
+        }));
+        self.lists.failed.push(l as u32);
+        self.resched(l);
+    }
+
+    /// Clears LP `l`'s failure if `key` is at or before it (the failure may have been a
+    /// phantom of the state that is now changing).
+    pub(super) fn clear_failure(&mut self, l: usize, key: EventKey) {
+        let lp = &mut self.lps[l];
+        if lp.failed.as_ref().is_some_and(|failure| key <= failure.key) {
+            lp.failed = None;
+            self.lists.failed.retain(|&failed| failed as usize != l);
+        }
+    }
+}

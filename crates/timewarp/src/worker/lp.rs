@@ -1,0 +1,149 @@
+//! One LP as a worker holds it: its pending events, the events it has processed (with state
+//! saves), what each sent, cancelled and moved, and its failure, if any.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use warpsim_core::kernel_api::LpMeta;
+use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, Time};
+
+use crate::pending::Pending;
+
+/// An executed, not yet fossil-collected event.
+pub(super) struct Processed<M: LogicalProcess> {
+    pub(super) key: EventKey,
+    /// Kept to put back in `pending` on rollback and to coast forward.
+    pub(super) event: M::Event,
+    /// The LP's state before this event (every `checkpoint_interval`-th record).
+    pub(super) snapshot: Option<(M, LpMeta)>,
+    /// What the handler emitted; leaves at commit.
+    pub(super) outputs: Vec<M::Output>,
+}
+
+/// What a processed event did to the event set.
+pub(super) enum Logged<E> {
+    /// Sent an event. The payload is kept in lazy mode, to compare with a re-execution's.
+    Send {
+        key: EventKey,
+        dest: LpId,
+        event: Option<E>,
+    },
+    Withdraw {
+        key: EventKey,
+        dest: LpId,
+    },
+    Move {
+        dest: LpId,
+        from: EventKey,
+        to: EventKey,
+    },
+}
+
+pub(super) struct EffectRecord<E> {
+    pub(super) cause: EventKey,
+    pub(super) effect: Logged<E>,
+}
+
+/// A send of an undone event whose antimessage lazy cancellation holds back.
+pub(super) struct Deferred<E> {
+    pub(super) cause: EventKey,
+    pub(super) key: EventKey,
+    pub(super) dest: LpId,
+    pub(super) event: E,
+}
+
+/// How much of a failed event's work [`Worker::fail`] must undo.
+pub(super) enum Undo<M> {
+    /// Nothing ran: the LP's state is as it was.
+    Nothing,
+    /// The handler ran: restore the state save taken before it, or (without one) rebuild
+    /// the state from the last save.
+    Handler(Option<(M, LpMeta)>),
+}
+
+/// A handler error that is not yet known to be real.
+pub(super) struct Failure<O> {
+    pub(super) key: EventKey,
+    pub(super) error: SimError,
+    /// Outputs of the failed handler when the error still commits the event (a bad delay or
+    /// destination: the sequential kernel commits the event, then stops); `None` for a panic.
+    pub(super) outputs: Option<Vec<O>>,
+}
+
+/// One LP as a worker holds it.
+pub(crate) struct LpState<M: LogicalProcess> {
+    pub(crate) id: LpId,
+    pub(crate) model: M,
+    pub(crate) meta: LpMeta,
+    pub(crate) pending: Pending<M::Event>,
+    pub(super) processed: VecDeque<Processed<M>>,
+    pub(super) committed_prefix: usize,
+    /// Records since (and including) the last one with a state save.
+    pub(super) since_snapshot: u32,
+    pub(super) effects: VecDeque<EffectRecord<M::Event>>,
+    /// Cancelled events, kept until GVT passes the cancel (a rollback may restore them).
+    pub(super) withdrawn: BTreeMap<EventKey, (M::Event, EventKey)>,
+    pub(super) deferred: Vec<Deferred<M::Event>>,
+    pub(super) failed: Option<Box<Failure<M::Output>>>,
+    /// The (time bits, age) this LP's scheduler entry is valid for (see [`LpHeap`]).
+    pub(super) queued: Option<(u64, u32)>,
+    /// After a secondary rollback at this time, events at this time run only at GVT (see
+    /// [`Worker::rollback`]).
+    pub(super) hold: Option<Time>,
+    pub(super) in_dirty: bool,
+    pub(super) in_held: bool,
+    pub(super) in_deferred: bool,
+    pub(super) in_withdrawn: bool,
+    /// Events committed since the last migration (what load balancing moves).
+    pub(super) load: u64,
+}
+
+impl<M: LogicalProcess> LpState<M> {
+    /// An LP after its `init`, with the events it holds at the start.
+    pub(crate) fn new(
+        id: LpId,
+        model: M,
+        meta: LpMeta,
+        pending: BTreeMap<EventKey, M::Event>,
+    ) -> LpState<M> {
+        LpState {
+            id,
+            model,
+            meta,
+            pending: Pending::from(pending),
+            processed: VecDeque::new(),
+            committed_prefix: 0,
+            since_snapshot: 0,
+            effects: VecDeque::new(),
+            withdrawn: BTreeMap::new(),
+            deferred: Vec::new(),
+            failed: None,
+            queued: None,
+            hold: None,
+            in_dirty: false,
+            in_held: false,
+            in_deferred: false,
+            in_withdrawn: false,
+            load: 0,
+        }
+    }
+
+    /// Whether a message touching `key` must first roll this LP back.
+    #[inline]
+    pub(super) fn processed_at_or_after(&self, key: EventKey) -> bool {
+        self.processed.len() > self.committed_prefix
+            && self.processed.back().is_some_and(|last| key <= last.key)
+    }
+}
+
+/// An LP on its way from one worker to another, with the antimessages that wait for it.
+pub(crate) type Transfer<M> = (LpState<M>, Vec<EventKey>);
+
+/// The heap bytes the model reports for the state saves in `records`.
+pub(super) fn saved_heap<'r, M: LogicalProcess>(
+    records: impl Iterator<Item = &'r Processed<M>>,
+) -> u64 {
+    records
+        .filter_map(|record| record.snapshot.as_ref())
+        .map(|(model, _)| model.heap_bytes() as u64)
+        .sum()
+}

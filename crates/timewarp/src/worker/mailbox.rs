@@ -1,0 +1,169 @@
+//! Messages between LPs: to this worker's own LPs through a local FIFO, to other workers
+//! in batches over channels, and applying an arriving message (ground rule 4).
+
+use std::sync::atomic::Ordering;
+
+use warpsim_core::LogicalProcess;
+
+use super::{BATCH, Worker};
+use crate::message::{Msg, key_max, route_of};
+
+impl<M: LogicalProcess> Worker<'_, M> {
+    pub(super) fn transmit(&mut self, msg: Msg<M::Event>) {
+        let (worker, _) = route_of(self.route, msg.dest().index());
+        let worker = worker as usize;
+        if worker == self.index {
+            if self.mail.local.is_empty() && matches!(msg, Msg::Event { .. }) {
+                // A new event for an LP of this worker is applied at once (the common case:
+                // self-sends). Applying it can roll its LP back, but a rollback sends no new
+                // events, so this never recurses; and with the local queue empty, nothing
+                // sent earlier about the same key can be overtaken.
+                self.apply(msg);
+            } else {
+                self.mail.local.push_back(msg);
+            }
+        } else {
+            self.mail.outboxes[worker].push(msg);
+            if self.mail.outboxes[worker].len() >= BATCH {
+                self.flush(worker);
+            }
+        }
+    }
+
+    pub(super) fn flush(&mut self, worker: usize) {
+        if self.mail.outboxes[worker].is_empty() {
+            return;
+        }
+        let fresh = self
+            .mail
+            .spare
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(BATCH));
+        let batch = std::mem::replace(&mut self.mail.outboxes[worker], fresh);
+        let stamp = batch.iter().map(Msg::stamp).min().unwrap_or_else(key_max);
+        // A closed inbox means its worker has finished, which happens only once nothing can
+        // reach it that matters (after the final barrier).
+        if self.settings.balance {
+            self.shared
+                .in_flight
+                .fetch_add(batch.len() as i64, Ordering::SeqCst);
+        }
+        let _ = self.mail.peers[worker].send(batch);
+        self.shared.gvt.note_send(&mut self.port, stamp);
+    }
+
+    pub(super) fn flush_all(&mut self) {
+        for worker in 0..self.mail.outboxes.len() {
+            self.flush(worker);
+        }
+    }
+
+    pub(super) fn absorb_inbox(&mut self) {
+        while let Ok(batch) = self.mail.inbox.try_recv() {
+            self.absorb(batch);
+        }
+    }
+
+    pub(super) fn absorb(&mut self, mut batch: Vec<Msg<M::Event>>) {
+        if self.settings.balance {
+            self.shared
+                .in_flight
+                .fetch_sub(batch.len() as i64, Ordering::SeqCst);
+        }
+        // Load every receiver's record at once, so their cache misses overlap.
+        for msg in &batch {
+            let (worker, l) = route_of(self.route, msg.dest().index());
+            if worker as usize == self.index {
+                self.warm(l as usize);
+            }
+        }
+        for msg in batch.drain(..) {
+            self.apply(msg);
+        }
+        if self.mail.spare.len() < 64 {
+            self.mail.spare.push(batch);
+        }
+    }
+
+    pub(super) fn drain_local(&mut self) {
+        while let Some(msg) = self.mail.local.pop_front() {
+            self.apply(msg);
+        }
+    }
+
+    /// Applies one message to its LP (ground rule 4).
+    pub(super) fn apply(&mut self, msg: Msg<M::Event>) {
+        let (_, l) = route_of(self.route, msg.dest().index());
+        let l = l as usize;
+        match msg {
+            Msg::Event { key, event, .. } => {
+                if !self.early_antis.is_empty() && self.early_antis.remove(&(l as u32, key)) {
+                    return;
+                }
+                if self.lps[l].processed_at_or_after(key) {
+                    self.rollback(l, key, true);
+                }
+                self.clear_failure(l, key);
+                self.lps[l].pending.insert(key, event);
+                self.sizes.pending += 1;
+                self.counters.peak_pending = self.counters.peak_pending.max(self.sizes.pending);
+            }
+            Msg::Anti { key, .. } => {
+                if self.lps[l].processed_at_or_after(key) {
+                    self.rollback(l, key, false);
+                }
+                self.clear_failure(l, key);
+                let lp = &mut self.lps[l];
+                if lp.pending.remove(&key).is_some() {
+                    self.sizes.pending -= 1;
+                } else if lp.withdrawn.remove(&key).is_some() {
+                    self.sizes.withdrawn -= 1;
+                } else {
+                    // The event is still on its way (possible only across a future
+                    // transport without per-pair FIFO): annihilate it when it comes.
+                    self.counters.early_antimessages += 1;
+                    self.early_antis.insert((l as u32, key));
+                }
+            }
+            Msg::Withdraw { key, cause, .. } => {
+                if self.lps[l].processed_at_or_after(key) {
+                    self.rollback(l, key, false);
+                }
+                self.clear_failure(l, key);
+                let lp = &mut self.lps[l];
+                if let Some(event) = lp.pending.remove(&key) {
+                    self.sizes.pending -= 1;
+                    lp.withdrawn.insert(key, (event, cause));
+                    self.sizes.withdrawn += 1;
+                    if !lp.in_withdrawn {
+                        lp.in_withdrawn = true;
+                        self.lists.withdrawn.push(l as u32);
+                    }
+                }
+            }
+            Msg::Restore { key, .. } => {
+                if let Some((event, _)) = self.lps[l].withdrawn.remove(&key) {
+                    self.sizes.withdrawn -= 1;
+                    if self.lps[l].processed_at_or_after(key) {
+                        self.rollback(l, key, false);
+                    }
+                    self.clear_failure(l, key);
+                    self.lps[l].pending.insert(key, event);
+                    self.sizes.pending += 1;
+                }
+            }
+            Msg::Move { from, to, .. } => {
+                let first = from.min(to);
+                if self.lps[l].processed_at_or_after(first) {
+                    self.rollback(l, first, false);
+                }
+                self.clear_failure(l, first);
+                let lp = &mut self.lps[l];
+                if let Some(event) = lp.pending.remove(&from) {
+                    lp.pending.insert(to, event);
+                }
+            }
+        }
+        self.resched(l);
+    }
+}

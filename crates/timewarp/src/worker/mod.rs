@@ -1,0 +1,368 @@
+//! A worker thread: its LPs with their pending events, processed lists, state saves and effect
+//! logs, and the loop that executes, rolls back and commits.
+//!
+//! # Ground rules
+//!
+//! These invariants hold between any two steps of a worker's loop; the code below keeps them.
+//!
+//! 1. **An LP's live state is the state after its last processed event.** `model` and `meta`
+//!    (random stream, send counter, retraction log) always change together: they are saved
+//!    together, restored together, and a failed handler's partial changes are undone at once.
+//! 2. **`processed[0]` carries a state save**, so every rollback target has a save at or
+//!    before it. An LP with an empty processed list saves before its next event; fossil
+//!    collection only drops records before a save it keeps. Records in
+//!    `processed[..committed_prefix]` are committed and kept only to coast forward from.
+//! 3. **Every event an LP sent, cancelled or moved is in its effect log** (or, lazily, its
+//!    deferred list) until GVT passes the cause, in causal order; undoing an event undoes its
+//!    log records newest first, so the receiver sees every change to one key in the order the
+//!    sender made it (channels are FIFO per worker pair, the local queue is FIFO).
+//! 4. **A message touching key `k` at or below the LP's last processed key first rolls the LP
+//!    back to `k`.** So an LP has processed exactly the events below its pending minimum
+//!    that it would have processed sequentially, once all messages are in.
+//! 5. **Nothing that can still change reaches the coordinator.** Events are committed only
+//!    below the published GVT ([`crate::gvt`]); their outputs are sent to the coordinator,
+//!    which delivers them in key order once every worker has committed past them.
+//! 6. **The worker's GVT report covers everything it owns**: its scheduler minimum, failed
+//!    events, deferred lazy sends, the messages it absorbed (inbox and local queue are drained
+//!    first) and the messages it sent since the round began (`send_min`).
+//! 7. **Errors are final only at GVT.** A handler error marks the LP failed at that key (it
+//!    runs nothing further); anything that rolls it back to or before that key clears it.
+//!    When GVT reaches the key, no earlier event can change it, so it is the sequential
+//!    kernel's error too, and the run stops.
+
+mod balance;
+mod commit;
+mod execute;
+mod lp;
+mod mailbox;
+mod rollback;
+mod schedule;
+
+use std::collections::{BTreeSet, VecDeque};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Sender};
+use warpsim_core::kernel_api::{Effect, panic_message};
+use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, TraceHash};
+
+use crate::control::{CheckpointControl, MemoryControl, WindowControl};
+use crate::gvt::GvtPort;
+use crate::lpheap::LpHeap;
+use crate::message::{Msg, Route};
+use crate::shared::{Counters, Settings, Shared, StopInfo, Summary, ToCoordinator};
+use crate::watch::quiet_panics_on_this_thread;
+
+pub(crate) use lp::{LpState, Transfer};
+
+/// Messages sent to another worker are batched up to this many before they are flushed
+/// (they are also flushed after every slice of events and whenever the worker waits).
+const BATCH: usize = 64;
+
+/// Events executed between two looks at the inbox, the GVT flag and the memory gauge.
+const SLICE: u32 = 32;
+
+/// How long an idle worker waits for a message before it looks around again.
+const IDLE_WAIT: Duration = Duration::from_micros(50);
+
+/// One worker thread: its LPs and their scheduler, its mailbox, the GVT protocol's port,
+/// its controllers, and the bookkeeping of commit and memory. The methods live beside the
+/// concern they serve: `schedule.rs` (which LP runs next), `execute.rs` (an event and lazy
+/// cancellation), `rollback.rs`, `mailbox.rs` (messages between workers), `commit.rs`
+/// (GVT, fossils, the memory account) and `balance.rs` (load balancing).
+pub(crate) struct Worker<'a, M: LogicalProcess> {
+    index: usize,
+    lps: Vec<LpState<M>>,
+    route: &'a Route,
+    settings: &'a Settings,
+    shared: &'a Shared<M::Output>,
+    /// The LPs with an executable event, by (time, age) of their smallest one.
+    heap: LpHeap,
+    mail: Mailbox<M::Event>,
+    to_coordinator: Sender<ToCoordinator<M::Output>>,
+    port: GvtPort<EventKey>,
+    gvt: EventKey,
+    /// Events run since this worker last started a GVT round.
+    since_gvt_start: u64,
+    window: WindowControl,
+    checkpoint: CheckpointControl,
+    /// The memory budget's controller, when there is a budget.
+    memory: Option<MemoryControl>,
+    sizes: Sizes,
+    scratch: Scratch<M>,
+    lists: LpLists,
+    /// Antimessages that arrived before their event: (LP index, key).
+    early_antis: BTreeSet<(u32, EventKey)>,
+    /// The LP (and event) whose state a rollback is rebuilding, to name it if the model's
+    /// `Clone` panics there (see [`Worker::abandon`]).
+    busy: Option<(LpId, EventKey)>,
+    summary_sent: bool,
+    trace: TraceHash,
+    last_commit: f64,
+    counters: Counters,
+    balance: Balance<'a, M>,
+}
+
+/// A worker's channels: its inbox, the other workers' inboxes, what waits to go to each,
+/// spare batches, and the queue of messages between its own LPs.
+struct Mailbox<E> {
+    inbox: Receiver<Vec<Msg<E>>>,
+    peers: Vec<Sender<Vec<Msg<E>>>>,
+    outboxes: Vec<Vec<Msg<E>>>,
+    spare: Vec<Vec<Msg<E>>>,
+    local: VecDeque<Msg<E>>,
+}
+
+/// How many of each kind of record the worker holds, for the memory estimate, and the heap
+/// its state saves own as the model reports it.
+#[derive(Debug, Default)]
+struct Sizes {
+    pending: usize,
+    records: usize,
+    effects: usize,
+    deferred: usize,
+    withdrawn: usize,
+    outputs: usize,
+    save_heap: u64,
+}
+
+/// Buffers reused from event to event, so the hot path does not allocate.
+struct Scratch<M: LogicalProcess> {
+    effects: Vec<Effect<M::Event>>,
+    outputs: Vec<M::Output>,
+    kept: Vec<bool>,
+    matched: Vec<usize>,
+}
+
+impl<M: LogicalProcess> Default for Scratch<M> {
+    fn default() -> Scratch<M> {
+        Scratch {
+            effects: Vec::new(),
+            outputs: Vec::new(),
+            kept: Vec::new(),
+            matched: Vec::new(),
+        }
+    }
+}
+
+/// The worker's LPs (by index) with uncommitted records, with deferred sends, with
+/// withdrawn events, failed, and held back after a secondary rollback.
+#[derive(Debug, Default)]
+struct LpLists {
+    dirty: Vec<u32>,
+    deferred: Vec<u32>,
+    withdrawn: Vec<u32>,
+    failed: Vec<u32>,
+    held: Vec<u32>,
+}
+
+/// Load balancing's state: migrations done, the early antimessages kept by the source of a
+/// migration for its remaining LPs, the GVTs seen since the last decision and each worker's
+/// committed count then (worker 0), and the LPs in transit.
+struct Balance<'a, M: LogicalProcess> {
+    migrations_done: u64,
+    pending_antis: Vec<(LpId, EventKey)>,
+    gvts_since_balance: u32,
+    load_marks: Vec<u64>,
+    transfer: &'a Mutex<Vec<Transfer<M>>>,
+}
+
+/// What a worker starts with.
+pub(crate) struct WorkerParts<'a, M: LogicalProcess> {
+    pub(crate) index: usize,
+    pub(crate) lps: Vec<LpState<M>>,
+    pub(crate) route: &'a Route,
+    pub(crate) settings: &'a Settings,
+    pub(crate) shared: &'a Shared<M::Output>,
+    pub(crate) inbox: Receiver<Vec<Msg<M::Event>>>,
+    pub(crate) peers: Vec<Sender<Vec<Msg<M::Event>>>>,
+    pub(crate) to_coordinator: Sender<ToCoordinator<M::Output>>,
+    pub(crate) transfer: &'a Mutex<Vec<Transfer<M>>>,
+}
+
+impl<'a, M: LogicalProcess> Worker<'a, M> {
+    pub(crate) fn new(parts: WorkerParts<'a, M>) -> Worker<'a, M> {
+        let n_workers = parts.peers.len();
+        let n_pending = parts.lps.iter().map(|lp| lp.pending.len()).sum();
+        let settings = parts.settings;
+        let mut worker = Worker {
+            index: parts.index,
+            heap: LpHeap::new(parts.lps.len()),
+            lps: parts.lps,
+            route: parts.route,
+            settings,
+            shared: parts.shared,
+            mail: Mailbox {
+                inbox: parts.inbox,
+                peers: parts.peers,
+                outboxes: (0..n_workers).map(|_| Vec::new()).collect(),
+                spare: Vec::new(),
+                local: VecDeque::new(),
+            },
+            to_coordinator: parts.to_coordinator,
+            port: parts.shared.gvt.port(),
+            gvt: EventKey::init(LpId::new(0)),
+            since_gvt_start: 0,
+            window: WindowControl::new(settings.window),
+            checkpoint: CheckpointControl::new(settings.checkpoint, settings.adaptive_checkpoint),
+            memory: settings.memory.map(MemoryControl::new),
+            sizes: Sizes {
+                pending: n_pending,
+                ..Sizes::default()
+            },
+            scratch: Scratch::default(),
+            lists: LpLists::default(),
+            early_antis: BTreeSet::new(),
+            busy: None,
+            summary_sent: false,
+            trace: TraceHash::default(),
+            last_commit: 0.0,
+            counters: Counters::default(),
+            balance: Balance {
+                migrations_done: 0,
+                pending_antis: Vec::new(),
+                gvts_since_balance: 0,
+                load_marks: Vec::new(),
+                transfer: parts.transfer,
+            },
+        };
+        for l in 0..worker.lps.len() {
+            worker.resched(l);
+        }
+        worker.counters.peak_pending = n_pending;
+        worker
+    }
+
+    /// The worker's life: the loop, then the end-of-run steps. A panic anywhere outside a
+    /// handler (handlers have their own guard) aborts the run with a typed error instead of
+    /// killing the thread and leaving its peers waiting (see [`Worker::abandon`]).
+    pub(crate) fn run(mut self) {
+        quiet_panics_on_this_thread();
+        let ran = catch_unwind(AssertUnwindSafe(|| self.main_loop()));
+        let ended = ran.and_then(|()| catch_unwind(AssertUnwindSafe(|| self.finish())));
+        if let Err(payload) = ended {
+            self.abandon(payload.as_ref());
+        }
+    }
+
+    /// The worker's loop; returns when the run is over (end time, drained, or stopped).
+    fn main_loop(&mut self) {
+        loop {
+            if self.shared.stop.load(Ordering::SeqCst) {
+                break;
+            }
+            self.absorb_inbox();
+            self.drain_local();
+            if let Some(round) = self.shared.gvt.must_report(&self.port) {
+                self.report(round);
+            }
+            if let Some((gvt, migrations)) = self.shared.gvt.poll(&mut self.port) {
+                if self.new_gvt(gvt) {
+                    // `finish` still takes part in a migration published with this GVT.
+                    break;
+                }
+                if migrations != self.balance.migrations_done {
+                    self.migrate();
+                }
+            }
+            let executed = self.execute_slice();
+            self.flush_all();
+            if self.since_gvt_start >= self.settings.gvt_interval {
+                self.since_gvt_start = 0;
+                self.shared.gvt.try_start();
+            }
+            if executed == 0 {
+                // Idle or throttled: a GVT round is what can unblock us.
+                self.shared.gvt.try_start();
+                if let Ok(batch) = self.mail.inbox.recv_timeout(IDLE_WAIT) {
+                    self.absorb(batch);
+                }
+            }
+        }
+    }
+
+    /// After a panic outside a handler: stops every thread at the last GVT (everything
+    /// below it is committed already or commits on the other workers), names the LP when a
+    /// rollback of one was under way, and hands the coordinator this worker's figures.
+    fn abandon(&mut self, payload: &(dyn std::any::Any + Send)) {
+        let message = panic_message(payload);
+        let error = match self.busy {
+            Some((lp, key)) => SimError::ModelPanic {
+                lp,
+                time: key.time,
+                message: format!(
+                    "outside its handler, while the kernel rebuilt its state after a rollback (in the model's Clone?): {message}"
+                ),
+            },
+            None => SimError::Internal(format!(
+                "a Time Warp worker panicked outside any handler (in the model's Clone, PartialEq or Drop, or in the kernel): {message}"
+            )),
+        };
+        self.shared.abort(StopInfo {
+            key: self.gvt,
+            lp: self.busy.map_or(LpId::new(0), |(lp, _)| lp),
+            error,
+            outputs: None,
+        });
+        self.send_summary();
+    }
+
+    /// The last steps: commit what is final, let every message land, count what is left.
+    /// After an abort the barriers are broken and pass at once: the count of what is left
+    /// may then miss messages in flight, but no thread waits for one that failed.
+    fn finish(&mut self) {
+        if self.settings.balance {
+            // A migration may be published with the GVT this worker stopped at, or with a
+            // round it reported in before it stopped: every worker must take part, so wait
+            // here, migrating when asked, until every worker is finishing. Once all are, no
+            // round can complete, so no migration can be published any more.
+            self.shared.finishing.fetch_add(1, Ordering::SeqCst);
+            loop {
+                if self.shared.is_aborted() {
+                    break;
+                }
+                if self.shared.gvt.migrations() != self.balance.migrations_done {
+                    self.migrate();
+                    continue;
+                }
+                if self.shared.finishing.load(Ordering::SeqCst) == self.shared.gauges.len() {
+                    break;
+                }
+                std::thread::sleep(IDLE_WAIT);
+            }
+        }
+        let bound = self
+            .shared
+            .stop_key()
+            .unwrap_or_else(crate::message::key_max);
+        self.commit_below(bound);
+        self.flush_all();
+        self.shared.barrier.wait();
+        // Every worker has flushed; what is in transit now is all that is left to land.
+        self.shared.landed.wait();
+        self.absorb_inbox();
+        self.drain_local();
+        self.send_summary();
+    }
+
+    /// Hands the coordinator this worker's figures (once, whatever happened).
+    fn send_summary(&mut self) {
+        if self.summary_sent {
+            return;
+        }
+        self.summary_sent = true;
+        let summary = Summary {
+            lps: self.lps.len(),
+            trace: self.trace,
+            counters: self.counters.clone(),
+            pending_at_end: self.sizes.pending,
+            last_commit: self.last_commit,
+        };
+        let _ = self.to_coordinator.send(ToCoordinator::Finished {
+            worker: self.index,
+            summary: Box::new(summary),
+        });
+    }
+}
