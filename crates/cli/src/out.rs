@@ -54,3 +54,9 @@ pub(crate) fn error_line(message: &str) {
 pub(crate) fn note(message: &str) {
     let _ = writeln!(io::stderr().lock(), "note: {}", text::one_line(message));
 }
+
+/// `warning: <message>` on stderr (one line): something went worse than asked but the run goes
+/// on (the Time Warp kernel's warnings).
+pub(crate) fn warning(message: &str) {
+    let _ = writeln!(io::stderr().lock(), "warning: {}", text::one_line(message));
+}

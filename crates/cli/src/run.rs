@@ -6,7 +6,8 @@ use serde_json::{Map, Value};
 use std::fmt::Write as _;
 
 use warpsim_core::{
-    Kernel, LogicalProcess, OutputSink, Report, RunConfig, RunError, Sequential, StopReason,
+    Kernel, LogicalProcess, OutputSink, Report, RunConfig, RunError, Sequential, SimError,
+    StopReason,
 };
 
 use crate::cli::{CommonArgs, KernelKind, ModelCmd, RunCmd};
@@ -215,6 +216,12 @@ fn timewarp_kernel(
         })
         .adaptive_window(args.window == WindowArg::Auto)
         .load_balancing(args.balance)
+        // The kernel's own default would `eprintln!`, which panics on a closed stderr.
+        .on_warning(std::sync::Arc::new(
+            |warning: &warpsim_timewarp::Warning| {
+                crate::out::warning(&warning.to_string());
+            },
+        ))
         .memory(args.memory)
         .gvt_interval(args.gvt_interval)
 }
@@ -264,8 +271,13 @@ pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
             Some(rank) if rank != 0 => format!(" (rank {rank})"),
             _ => String::new(),
         };
+        // Library errors name no flag; the ones a flag chose get its name here.
+        let flag = match error.error {
+            SimError::MemoryBudget { .. } => "--memory: ",
+            _ => "",
+        };
         return Err(anyhow!(
-            "{}{rank}: run stopped at time {} after {} committed events: {}{}",
+            "{}{rank}: run stopped at time {} after {} committed events: {flag}{}{}",
             scenario.name(),
             outcome.report.end_time,
             outcome.report.events_committed,

@@ -638,3 +638,26 @@ fn a_failed_run_prints_nothing_on_stdout() {
         );
     }
 }
+
+#[test]
+fn kernel_warnings_and_budget_refusals_are_one_line() {
+    let base = [
+        "run", "phold", "--lps", "1024", "--end", "20", "--kernel", "timewarp",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--memory", "40KB"]);
+    assert_refused(
+        &warpsim(&args),
+        &["--memory", "memory budget of 40000 bytes is too small"],
+    );
+    let mut args = base.to_vec();
+    args.extend(["--memory", "200KB"]);
+    let output = warpsim(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("warning: the memory budget of 200000 bytes cannot be kept"),
+        "{err}"
+    );
+}
