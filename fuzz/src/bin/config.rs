@@ -12,7 +12,11 @@ fn main() {
         };
         let model = MODELS[usize::from(first) % MODELS.len()];
         if let Err(message) = warpsim_cli::fuzzing::config_text(text, model) {
-            assert!(message.len() < 2000, "unbounded message: {} bytes", message.len());
+            assert!(
+                message.len() < 2000,
+                "unbounded message: {} bytes",
+                message.len()
+            );
         }
     });
 }

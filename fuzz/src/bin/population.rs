@@ -19,11 +19,17 @@ fn main() {
         };
         match params.read_population(text) {
             Ok(creatures) => {
-                params.build(&creatures).expect("an accepted population builds");
+                params
+                    .build(&creatures)
+                    .expect("an accepted population builds");
             }
             Err(error) => {
                 let message = error.to_string();
-                assert!(message.len() < 2000, "unbounded message: {} bytes", message.len());
+                assert!(
+                    message.len() < 2000,
+                    "unbounded message: {} bytes",
+                    message.len()
+                );
             }
         }
     });

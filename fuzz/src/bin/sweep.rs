@@ -10,7 +10,11 @@ fn main() {
         match warpsim_cli::fuzzing::sweep_axis(spec) {
             Ok(values) => assert!((1..=100_000).contains(&values), "{values} values"),
             Err(message) => {
-                assert!(message.len() < 2000, "unbounded message: {} bytes", message.len())
+                assert!(
+                    message.len() < 2000,
+                    "unbounded message: {} bytes",
+                    message.len()
+                )
             }
         }
     });
