@@ -26,12 +26,18 @@ pub(crate) fn excerpt(text: &str) -> Cow<'_, str> {
 /// longer than [`LINE_LIMIT`] keeps its start and its end around an ellipsis.
 pub(crate) fn one_line(message: &str) -> String {
     let line = message.split_whitespace().collect::<Vec<_>>().join(" ");
-    let count = line.chars().count();
-    if count <= LINE_LIMIT {
-        return line;
+    shorten(line, LINE_LIMIT)
+}
+
+/// `text` itself when at most `limit` characters long, else its start and its end around an
+/// ellipsis that says how much was left out.
+fn shorten(text: String, limit: usize) -> String {
+    let count = text.chars().count();
+    if count <= limit {
+        return text;
     }
-    let head: String = line.chars().take(LINE_LIMIT * 3 / 4).collect();
-    let tail: String = line.chars().skip(count - LINE_LIMIT / 5).collect();
+    let head: String = text.chars().take(limit * 3 / 4).collect();
+    let tail: String = text.chars().skip(count - limit / 5).collect();
     format!(
         "{head} … ({} characters left out) … {tail}",
         count - head.chars().count() - tail.chars().count()
@@ -57,8 +63,12 @@ pub(crate) fn clap_message(error: &clap::Error) -> String {
         .collect::<Vec<_>>()
         .join("; ")
         .replace(":;", ":");
-    shorten_quoted(&message)
+    // A value with quotes of its own defeats the excerpts: the length bound still holds.
+    shorten(shorten_quoted(&message), CLAP_LIMIT)
 }
+
+/// The longest clap message kept whole (its names come first, the flag it concerns last).
+const CLAP_LIMIT: usize = 600;
 
 /// Every `'…'` or `` `…` `` segment of `message` cut to an [`excerpt`].
 pub(crate) fn shorten_quoted(message: &str) -> String {
