@@ -112,7 +112,7 @@ mod config;
 mod control;
 mod gvt;
 mod kernel;
-mod lpheap;
+mod lpqueue;
 mod message;
 mod pending;
 mod setup;

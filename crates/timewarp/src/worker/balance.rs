@@ -7,7 +7,7 @@ use warpsim_core::{EventKey, LogicalProcess, LpId};
 
 use super::Worker;
 use super::lp::{Transfer, saved_heap};
-use crate::lpheap::LpHeap;
+use crate::lpqueue::LpQueue;
 
 /// GVTs between two load-balancing decisions, and the smallest imbalance acted on (the
 /// busiest worker's load over the mean).
@@ -196,8 +196,10 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// route entries, the LP heap, the lists of LPs in each state, the size counts, and
     /// the early antimessages (`extra`, by LP id, plus any kept by [`Worker::extract`]).
     pub(super) fn rebuild(&mut self, extra: Vec<(LpId, EventKey)>) {
-        self.heap = LpHeap::new(self.lps.len());
+        self.heap = LpQueue::new(self.lps.len());
         self.lists.dirty.clear();
+        self.lists.dirty_bits.clear();
+        self.lists.dirty_bits.resize(self.lps.len().div_ceil(64), 0);
         self.lists.deferred.clear();
         self.lists.withdrawn.clear();
         self.lists.failed.clear();
@@ -226,7 +228,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             lp.queued = None;
             lp.in_held = false;
             if lp.in_dirty {
-                self.lists.dirty.push(l as u32);
+                self.lists.mark_dirty(l);
             }
             if lp.in_deferred {
                 self.lists.deferred.push(l as u32);

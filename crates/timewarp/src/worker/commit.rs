@@ -164,7 +164,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let mut batch = Vec::new();
         // Visiting the LPs in index order walks `lps` forwards, which the hardware prefetches;
         // in the order they became dirty every LP is a cache miss.
-        self.lists.dirty.sort_unstable();
+        self.lists.order_dirty();
         let mut kept = 0;
         for position in 0..self.lists.dirty.len() {
             // Commit reads each dirty LP's record and then its processed records, cold since
@@ -241,6 +241,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 kept += 1;
             } else {
                 lp.in_dirty = false;
+                self.lists.dirty_bits[l / 64] &= !(1 << (l % 64));
             }
         }
         self.lists.dirty.truncate(kept);

@@ -137,7 +137,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         self.sizes.records += 1;
         if !lp.in_dirty {
             lp.in_dirty = true;
-            self.lists.dirty.push(l as u32);
+            self.lists.mark_dirty(l);
         }
         self.log_and_send(l, key, &mut effects, regenerating);
         self.scratch.effects = effects;

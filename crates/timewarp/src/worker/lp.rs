@@ -84,7 +84,7 @@ pub(crate) struct LpState<M: LogicalProcess> {
     pub(super) withdrawn: BTreeMap<EventKey, (M::Event, EventKey)>,
     pub(super) deferred: Vec<Deferred<M::Event>>,
     pub(super) failed: Option<Box<Failure<M::Output>>>,
-    /// The (time bits, age) this LP's scheduler entry is valid for (see [`LpHeap`]).
+    /// The (time bits, age) this LP's scheduler entry is valid for (see [`LpQueue`](crate::lpqueue::LpQueue)).
     pub(super) queued: Option<(u64, u32)>,
     /// After a secondary rollback at this time, events at this time run only at GVT (see
     /// [`Worker::rollback`]).

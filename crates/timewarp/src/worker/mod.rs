@@ -50,7 +50,7 @@ use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, TraceHash};
 
 use crate::control::{CheckpointControl, MemoryControl, WindowControl};
 use crate::gvt::GvtPort;
-use crate::lpheap::LpHeap;
+use crate::lpqueue::LpQueue;
 use crate::message::{Msg, Route};
 use crate::shared::{Counters, Settings, Shared, StopInfo, Summary, ToCoordinator};
 use crate::watch::quiet_panics_on_this_thread;
@@ -79,7 +79,7 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     settings: &'a Settings,
     shared: &'a Shared<M::Output>,
     /// The LPs with an executable event, by (time, age) of their smallest one.
-    heap: LpHeap,
+    heap: LpQueue,
     mail: Mailbox<M::Event>,
     to_coordinator: Sender<ToCoordinator<M::Output>>,
     port: GvtPort<EventKey>,
@@ -152,10 +152,41 @@ impl<M: LogicalProcess> Default for Scratch<M> {
 #[derive(Debug, Default)]
 struct LpLists {
     dirty: Vec<u32>,
+    /// The dirty LPs as a bitset by index, to visit them in index order (see
+    /// [`Worker::commit_below`]).
+    dirty_bits: Vec<u64>,
     deferred: Vec<u32>,
     withdrawn: Vec<u32>,
     failed: Vec<u32>,
     held: Vec<u32>,
+}
+
+impl LpLists {
+    /// LP `l` has its first uncommitted record.
+    #[inline]
+    fn mark_dirty(&mut self, l: usize) {
+        self.dirty.push(l as u32);
+        self.dirty_bits[l / 64] |= 1 << (l % 64);
+    }
+
+    /// Puts the dirty LPs in index order when that is cheap: when they are many, a pass over
+    /// the bitset costs less than sorting them, and commit then walks the LP records
+    /// forwards, which the hardware prefetches. When they are few, commit takes them as they
+    /// came (it prefetches their records itself).
+    fn order_dirty(&mut self) {
+        if self.dirty_bits.len() > 4 * self.dirty.len() {
+            return;
+        }
+        self.dirty.clear();
+        for (word_index, &word) in self.dirty_bits.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let bit = bits.trailing_zeros();
+                self.dirty.push((word_index * 64) as u32 + bit);
+                bits &= bits - 1;
+            }
+        }
+    }
 }
 
 /// Load balancing's state: migrations done, the early antimessages kept by the source of a
@@ -186,10 +217,11 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     pub(crate) fn new(parts: WorkerParts<'a, M>) -> Worker<'a, M> {
         let n_workers = parts.peers.len();
         let n_pending = parts.lps.iter().map(|lp| lp.pending.len()).sum();
+        let n_lps = parts.lps.len();
         let settings = parts.settings;
         let mut worker = Worker {
             index: parts.index,
-            heap: LpHeap::new(parts.lps.len()),
+            heap: LpQueue::new(parts.lps.len()),
             lps: parts.lps,
             route: parts.route,
             settings,
@@ -213,7 +245,10 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 ..Sizes::default()
             },
             scratch: Scratch::default(),
-            lists: LpLists::default(),
+            lists: LpLists {
+                dirty_bits: vec![0; n_lps.div_ceil(64)],
+                ..LpLists::default()
+            },
             early_antis: BTreeSet::new(),
             busy: None,
             summary_sent: false,

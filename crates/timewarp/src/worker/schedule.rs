@@ -49,7 +49,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
     }
 
     /// The first LP with an executable event and that event's time, after dropping the
-    /// scheduler's stale entries (see [`LpHeap`]); the LP's entry stays first.
+    /// scheduler's stale entries (see [`LpQueue`](crate::lpqueue::LpQueue)); the LP's entry stays first.
     pub(super) fn next_lp(&mut self) -> Option<(f64, usize)> {
         loop {
             let (time, age, l) = self.heap.peek()?;
