@@ -262,13 +262,23 @@ fn output_paths_are_checked_before_the_run() {
     ]);
     assert_refused(&output, &["--csv /nonexistent/s.csv", "does not exist"]);
     // Per-run files of the model are not written by sweeps and plans: refused, not ignored.
-    let output = warpsim(&["sweep", "sharks", "--set", "end=10..11", "--deaths", "d.csv"]);
+    let output = warpsim(&[
+        "sweep",
+        "sharks",
+        "--set",
+        "end=10..11",
+        "--deaths",
+        "d.csv",
+    ]);
     assert_refused(&output, &["--deaths: a sweep writes no file per run"]);
     let output = warpsim(&["plan", "pets", "--deadline", "100", "--plot", "p.svg"]);
     assert_refused(&output, &["--plot: a plan writes no file per run"]);
     // A scenario file that never ends is refused, not read into memory.
     let output = warpsim(&["run", "phold", "--config", "/dev/zero"]);
-    assert_refused(&output, &["cannot read /dev/zero: the file is larger than 256.0 MiB"]);
+    assert_refused(
+        &output,
+        &["cannot read /dev/zero: the file is larger than 256.0 MiB"],
+    );
 }
 
 #[test]
