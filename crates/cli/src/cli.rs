@@ -1,5 +1,6 @@
 //! The command line, declared with clap.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -63,8 +64,53 @@ pub(crate) fn command() -> clap::Command {
 
 /// Parses arguments with [`command`]'s settings.
 pub(crate) fn parse(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
-    let matches = command().try_get_matches_from(args)?;
+    let command = command();
+    let args = join_negative_values(&command, args);
+    let matches = command.try_get_matches_from(args)?;
     <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
+}
+
+/// `--mean -inf` becomes `--mean=-inf`. clap takes a word starting with `-` for a value only
+/// when it is made of digits (`-1`, `-2.5e3`); `-inf`, `-infinity`, `-NaN` and `-.5` are
+/// numbers too (Rust's `f64` reads them), so a long flag that takes a value is joined to one.
+/// Words after `--` are left alone.
+fn join_negative_values(command: &clap::Command, args: Vec<OsString>) -> Vec<OsString> {
+    fn takes_value(command: &clap::Command, long: &str) -> bool {
+        command
+            .get_arguments()
+            .any(|arg| arg.get_long() == Some(long) && arg.get_action().takes_values())
+            || command.get_subcommands().any(|sub| takes_value(sub, long))
+    }
+    let mut joined = Vec::with_capacity(args.len());
+    let mut args = args.into_iter().peekable();
+    while let Some(arg) = args.next() {
+        if arg == "--" {
+            joined.push(arg);
+            joined.extend(args);
+            break;
+        }
+        let pair = match (arg.to_str(), args.peek().and_then(|next| next.to_str())) {
+            (Some(flag), Some(value))
+                if flag.len() > 2
+                    && flag.starts_with("--")
+                    && !flag.contains('=')
+                    && value.starts_with('-')
+                    && value.parse::<f64>().is_ok()
+                    && takes_value(command, &flag[2..]) =>
+            {
+                Some(format!("{flag}={value}"))
+            }
+            _ => None,
+        };
+        match pair {
+            Some(pair) => {
+                args.next();
+                joined.push(OsString::from(pair));
+            }
+            None => joined.push(arg),
+        }
+    }
+    joined
 }
 
 /// Which kernel runs the model.
@@ -151,9 +197,9 @@ pub(crate) struct CommonArgs {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Time Warp (--kernel timewarp)")]
 pub(crate) struct TimewarpArgs {
-    /// Worker threads.
-    #[arg(long, default_value_t = 2)]
-    pub(crate) threads: usize,
+    /// Worker threads [default: 2]; capped, with a note, at one per LP and 4 per core.
+    #[arg(long, value_name = "N")]
+    pub(crate) threads: Option<usize>,
     /// How undone sends are cancelled.
     #[arg(long, value_enum, default_value_t = CancellationArg::Lazy)]
     pub(crate) cancellation: CancellationArg,

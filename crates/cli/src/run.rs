@@ -3,7 +3,12 @@
 
 use anyhow::{Result, anyhow};
 use serde_json::{Map, Value};
-use warpsim_core::{Kernel, LogicalProcess, OutputSink, Report, RunConfig, RunError, Sequential};
+use std::fmt::Write as _;
+
+use warpsim_core::{
+    Kernel, LogicalProcess, OutputSink, Report, RunConfig, RunError, Sequential, SimError,
+    StopReason,
+};
 
 use crate::cli::{CommonArgs, KernelKind, ModelCmd, RunCmd};
 use crate::progress::Progress;
@@ -42,6 +47,15 @@ pub(crate) trait Scenario: Send + Sync {
     /// Runs the model once with `seed`. `primary` is false for extra runs (replications,
     /// sweep points), which must not write side files such as plots or CSVs.
     fn run_once(&self, seed: u64, primary: bool) -> Result<Outcome>;
+    /// The files the scenario reads and writes, checked before any run (none by default).
+    fn files(&self) -> crate::files::FileSet {
+        crate::files::FileSet::default()
+    }
+    /// What the run will allocate for the sizes the user gave, checked against the memory
+    /// available before any run (nothing by default).
+    fn demands(&self) -> Vec<crate::limits::Demand> {
+        Vec::new()
+    }
 }
 
 /// The result of one run: the kernel's report, the model's own figures, and the error that
@@ -131,14 +145,16 @@ where
     S: OutputSink<M::Output>,
 {
     if common.kernel == KernelKind::Mpi {
-        let (result, stats) = crate::mpi::run(timewarp_kernel(common, config), lps, sink, common);
+        let kernel = timewarp_kernel(common, config, lps.len(), show_progress);
+        let (result, stats) = crate::mpi::run(kernel, lps, sink, common);
         return KernelRun {
             result,
             timewarp: Some(stats),
         };
     }
     if common.kernel == KernelKind::Timewarp {
-        let (result, stats) = timewarp_kernel(common, config).run_with_stats(lps, sink);
+        let kernel = timewarp_kernel(common, config, lps.len(), show_progress);
+        let (result, stats) = kernel.run_with_stats(lps, sink);
         return KernelRun {
             result,
             timewarp: Some(stats),
@@ -161,8 +177,17 @@ where
     result.into()
 }
 
-/// The Time Warp kernel the flags describe.
-fn timewarp_kernel(common: &CommonArgs, config: RunConfig) -> warpsim_timewarp::TimeWarp {
+/// Worker threads when `--threads` is not given.
+const DEFAULT_THREADS: usize = 2;
+
+/// The Time Warp kernel the flags describe, for `n_lps` LPs; `--threads` is capped to what
+/// can help (a note on stderr says so when `tell`).
+fn timewarp_kernel(
+    common: &CommonArgs,
+    config: RunConfig,
+    n_lps: usize,
+    tell: bool,
+) -> warpsim_timewarp::TimeWarp {
     use crate::cli::{CancellationArg, CheckpointArg, PartitionArg, WindowArg};
     use warpsim_timewarp::{Cancellation, Partition, TimeWarp};
     let args = &common.timewarp;
@@ -171,7 +196,12 @@ fn timewarp_kernel(common: &CommonArgs, config: RunConfig) -> warpsim_timewarp::
         CheckpointArg::Auto => TimeWarp::new(config),
     };
     kernel
-        .threads(args.threads)
+        .threads(crate::limits::worker_threads(
+            args.threads.unwrap_or(DEFAULT_THREADS),
+            n_lps,
+            // The default is capped silently (a model with one LP runs on one thread).
+            tell && args.threads.is_some(),
+        ))
         .cancellation(match args.cancellation {
             CancellationArg::Aggressive => Cancellation::Aggressive,
             CancellationArg::Lazy => Cancellation::Lazy,
@@ -186,6 +216,12 @@ fn timewarp_kernel(common: &CommonArgs, config: RunConfig) -> warpsim_timewarp::
         })
         .adaptive_window(args.window == WindowArg::Auto)
         .load_balancing(args.balance)
+        // The kernel's own default would `eprintln!`, which panics on a closed stderr.
+        .on_warning(std::sync::Arc::new(
+            |warning: &warpsim_timewarp::Warning| {
+                crate::out::warning(&warning.to_string());
+            },
+        ))
         .memory(args.memory)
         .gvt_interval(args.gvt_interval)
 }
@@ -219,46 +255,75 @@ pub(crate) fn outcome_json(scenario: &dyn Scenario, outcome: &Outcome) -> Result
 }
 
 /// Runs a scenario once and prints its report (readable, or one JSON object). A failed run
-/// still prints what it did, then fails.
+/// prints nothing on stdout: its error line says how far it got.
 pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
     scenario
         .validate()
         .map_err(|error| anyhow!("{}: {error:#}", scenario.name()))?;
+    crate::limits::check_run(scenario)?;
+    crate::files::check_outputs(&scenario.files())?;
     if let Some(replications) = scenario.common().replications {
         return crate::analysis::replications::execute(scenario, replications);
     }
     let outcome = scenario.run_once(seed_of(scenario), true)?;
-    if let Some(rank) = crate::mpi::rank().filter(|&rank| rank != 0) {
-        // Rank 0 reports for the whole run; the others only share its verdict.
-        return match outcome.error {
-            Some(error) => Err(anyhow!(
-                "{} (rank {rank}): run stopped: {}",
-                scenario.name(),
-                error.error
-            )),
-            None => Ok(()),
+    if let Some(error) = &outcome.error {
+        let rank = match crate::mpi::rank() {
+            Some(rank) if rank != 0 => format!(" (rank {rank})"),
+            _ => String::new(),
         };
+        // Library errors name no flag; the ones a flag chose get its name here.
+        let flag = match error.error {
+            SimError::MemoryBudget { .. } => "--memory: ",
+            _ => "",
+        };
+        return Err(anyhow!(
+            "{}{rank}: run stopped at time {} after {} committed events: {flag}{}{}",
+            scenario.name(),
+            outcome.report.end_time,
+            outcome.report.events_committed,
+            error.error,
+            if scenario.files().outputs.is_empty() {
+                ""
+            } else {
+                " (no output file written)"
+            }
+        ));
     }
+    if crate::mpi::rank().is_some_and(|rank| rank != 0) {
+        // Rank 0 reports for the whole run; the others only share its verdict.
+        return Ok(());
+    }
+    let mut text = String::new();
     if scenario.common().json {
-        println!("{}", outcome_json(scenario, &outcome)?);
+        writeln!(text, "{}", outcome_json(scenario, &outcome)?)?;
     } else {
-        println!("{}", scenario.title());
-        println!("{}", outcome.report);
+        writeln!(text, "{}", scenario.title())?;
+        writeln!(text, "{}", outcome.report)?;
         if let Some(bytes) = peak_rss_bytes() {
-            println!(
+            writeln!(
+                text,
                 "peak memory       {:.1} MiB (process RSS)",
                 bytes as f64 / 1048576.0
-            );
+            )?;
         }
         if let Some(stats) = &outcome.timewarp {
-            println!("{stats}");
+            writeln!(text, "{stats}")?;
         }
-        if !outcome.text.is_empty() {
-            print!("{}", outcome.text);
-        }
+        text.push_str(&outcome.text);
     }
-    match outcome.error {
-        Some(error) => Err(anyhow!("{}: run stopped: {}", scenario.name(), error.error)),
-        None => Ok(()),
+    if outcome.report.stop_reason == StopReason::EventLimit {
+        crate::out::note(&format!(
+            "{}: the run stopped at --max-events {} (time {}): its results are partial{}",
+            scenario.name(),
+            outcome.report.events_committed,
+            outcome.report.end_time,
+            if scenario.files().outputs.is_empty() {
+                ""
+            } else {
+                ", and so marked in its output files"
+            }
+        ));
     }
+    crate::out::print(&text)?;
+    Ok(())
 }

@@ -207,10 +207,16 @@ fn plan_answers_any_percentile_and_warns_under_the_articles_rule() {
         "--replications",
         "4",
     ];
-    let text = stdout(&warpsim(&args));
+    let output = warpsim(&args);
+    let text = stdout(&output);
     assert!(text.contains("p90 of runs in time"), "{text}");
     assert!(text.contains("Answer:"), "{text}");
-    assert!(text.contains("Warning: this answer is under the article's breakdown rule"));
+    // A warning is one line on stderr, like every other.
+    let errors = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        errors.contains("warning: this answer is under the article's breakdown rule"),
+        "{errors}"
+    );
     let mut with_json = args.to_vec();
     with_json.extend(["--breakdowns", "per-working-time", "--json"]);
     let value = json(&with_json);

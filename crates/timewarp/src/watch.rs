@@ -97,7 +97,12 @@ pub type WarningHook = Arc<dyn Fn(&Warning) + Send + Sync>;
 
 /// The hook a kernel uses when none is set: one line on standard error.
 pub(crate) fn default_hook() -> WarningHook {
-    Arc::new(|warning: &Warning| eprintln!("warning: {warning}"))
+    // Not `eprintln!`, which panics when standard error is closed: a warning must never
+    // be what stops a run.
+    Arc::new(|warning: &Warning| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr().lock(), "warning: {warning}");
+    })
 }
 
 /// One worker's heartbeat (ground rule 1), on a cache line of its own so that publishing it

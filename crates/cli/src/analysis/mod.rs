@@ -27,7 +27,7 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 
 use anyhow::{Result, anyhow, bail};
-use clap::{CommandFactory, Parser};
+use clap::CommandFactory;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 
@@ -43,16 +43,12 @@ pub(crate) fn parse_model(model: &str, flags: &[String]) -> Result<ModelCmd> {
     let mut args: Vec<OsString> = vec!["warpsim".into(), "run".into(), model.into()];
     args.extend(flags.iter().map(OsString::from));
     let args = crate::config::expand(args)?;
-    match Cli::try_parse_from(args) {
+    match crate::cli::parse(args) {
         Ok(Cli {
             command: Command::Run(run),
         }) => Ok(run.model),
         Ok(_) => bail!("internal: `run` did not parse as a run"),
-        Err(error) => {
-            let rendered = error.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid arguments");
-            bail!("{}", first.trim_start_matches("error: "))
-        }
+        Err(error) => bail!("{}", crate::text::clap_message(&error)),
     }
 }
 

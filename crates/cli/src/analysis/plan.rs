@@ -110,6 +110,8 @@ impl Planner {
         scenario
             .validate()
             .map_err(|error| anyhow!("pets with {gates} feeders: {error:#}"))?;
+        crate::limits::check_run(scenario)
+            .map_err(|error| anyhow!("pets with {gates} feeders: {error:#}"))?;
         let bar = RunsBar::new(
             self.seeds.len() as u64,
             &format!("runs with {gates} feeders"),
@@ -284,6 +286,10 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
     base_scenario
         .validate()
         .map_err(|error| anyhow!("pets: {error:#}"))?;
+    let files = base_scenario.files();
+    if let Some((flag, _)) = files.outputs.first() {
+        bail!("{flag}: a plan writes no file per run; drop {flag}");
+    }
     let tasks = base_scenario
         .params()
         .get("tasks")
@@ -386,6 +392,7 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
         "K meets the deadline when at least {needed} of {replications} replications \
          (seeds derive_seed({base_seed}, i)) feed {percentile}% of the pets by time {deadline}"
     );
+    let mut text = String::new();
     if base_scenario.common().json {
         let mut object = Map::new();
         object.insert("model".into(), Value::from("pets"));
@@ -420,32 +427,37 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
             })
             .collect();
         object.insert("probes".into(), Value::Array(probes_json));
-        println!("{}", Value::Object(object));
+        writeln!(text, "{}", Value::Object(object))?;
     } else {
-        println!("{}", base_scenario.title());
-        println!("Rule: {rule}.");
-        print!("{}", probe_table(&probes, &metric));
+        writeln!(text, "{}", base_scenario.title())?;
+        writeln!(text, "Rule: {rule}.")?;
+        text.push_str(&probe_table(&probes, &metric));
         if let Some(warning) = artifact_warning(&base_scenario.params()) {
-            println!("Warning: {warning}");
+            crate::out::warning(&warning);
         }
     }
-    match passed {
-        Some(gates) => {
-            if !base_scenario.common().json {
-                match probes.get(&(gates - 1)) {
-                    Some(below) => println!(
-                        "Answer: {gates} feeders ({} fail: {} of {replications} runs in time)",
-                        gates - 1,
-                        below.met
-                    ),
-                    None => println!(
-                        "Answer: {gates} feeder{}",
-                        if gates == 1 { "" } else { "s" }
-                    ),
-                }
-            }
-            Ok(())
+    // The probes are results even when no K meets the deadline: they are printed first, and
+    // that case is then an error line (exit 1), the one exception to "nothing on stdout".
+    if !base_scenario.common().json
+        && let Some(gates) = passed
+    {
+        match probes.get(&(gates - 1)) {
+            Some(below) => writeln!(
+                text,
+                "Answer: {gates} feeders ({} fail: {} of {replications} runs in time)",
+                gates - 1,
+                below.met
+            )?,
+            None => writeln!(
+                text,
+                "Answer: {gates} feeder{}",
+                if gates == 1 { "" } else { "s" }
+            )?,
         }
+    }
+    crate::out::print(&text)?;
+    match passed {
+        Some(_) => Ok(()),
         None => match best_fed {
             Some(gates) => bail!(
                 "no number of feeders meets the deadline: the most pets are fed by it with \

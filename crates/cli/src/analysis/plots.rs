@@ -31,8 +31,14 @@ fn drawing<E: std::fmt::Display>(error: E) -> anyhow::Error {
 }
 
 /// The completion curve: the fraction of pets fed against time, with the 50, 95, 99 and 100 %
-/// times marked.
+/// times marked, written atomically to `path`.
 pub(crate) fn completion_curve(path: &Path, title: &str, result: &PetsResult) -> Result<()> {
+    let mut svg = String::new();
+    completion_curve_svg(&mut svg, title, result)?;
+    crate::files::write_text(path, &svg)
+}
+
+fn completion_curve_svg(svg: &mut String, title: &str, result: &PetsResult) -> Result<()> {
     let tasks = result.tasks.max(1) as f64;
     let mut points: Vec<(f64, f64)> = vec![(0.0, 0.0)];
     points.extend(
@@ -47,7 +53,7 @@ pub(crate) fn completion_curve(path: &Path, title: &str, result: &PetsResult) ->
         .fold(0.0f64, f64::max)
         .max(1e-9)
         * 1.02;
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(drawing)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 16))
@@ -120,13 +126,19 @@ pub(crate) struct Series {
 }
 
 /// Sweep curves: each series' mean against the swept parameter, with its 95 % confidence band
-/// (when the points have replications).
+/// (when the points have replications), written atomically to `path`.
 pub(crate) fn sweep_curves(
     path: &Path,
     title: &str,
     x_label: &str,
     series: &[Series],
 ) -> Result<()> {
+    let mut svg = String::new();
+    sweep_curves_svg(&mut svg, title, x_label, series)?;
+    crate::files::write_text(path, &svg)
+}
+
+fn sweep_curves_svg(svg: &mut String, title: &str, x_label: &str, series: &[Series]) -> Result<()> {
     let all = series.iter().flat_map(|s| s.points.iter());
     let (mut x_min, mut x_max, mut y_min, mut y_max) = (
         f64::INFINITY,
@@ -155,7 +167,7 @@ pub(crate) fn sweep_curves(
         (y_min - pad).min(if y_min >= 0.0 { 0.0 } else { y_min }),
         y_max + pad,
     );
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(drawing)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 16))

@@ -148,6 +148,7 @@ pub(crate) fn execute(scenario: &dyn Scenario, replications: u32) -> Result<()> 
     bar.finish();
     let outcomes = outcomes?;
     let summaries = summarise(&outcomes);
+    let mut text = String::new();
     if scenario.common().json {
         let mut object = Map::new();
         object.insert("model".into(), Value::from(scenario.name()));
@@ -174,17 +175,29 @@ pub(crate) fn execute(scenario: &dyn Scenario, replications: u32) -> Result<()> 
             })
             .collect();
         object.insert("runs".into(), Value::Array(runs));
-        println!("{}", Value::Object(object));
+        writeln!(text, "{}", Value::Object(object))?;
     } else {
-        println!("{}", scenario.title());
-        println!(
+        writeln!(text, "{}", scenario.title())?;
+        writeln!(
+            text,
             "{replications} replications, seeds derive_seed({base}, 0..{replications}), \
              {} threads, {:.3} s",
             rayon::current_num_threads(),
             started.elapsed().as_secs_f64()
-        );
-        print!("{}", table(&summaries));
+        )?;
+        text.push_str(&table(&summaries));
     }
+    let partial = outcomes
+        .iter()
+        .filter(|outcome| outcome.report.stop_reason == warpsim_core::StopReason::EventLimit)
+        .count();
+    if partial > 0 {
+        crate::out::note(&format!(
+            "{partial} of {replications} replications stopped at --max-events: their figures \
+             are partial"
+        ));
+    }
+    crate::out::print(&text)?;
     Ok(())
 }
 

@@ -13,6 +13,8 @@ use warpsim_models::game::torches::{self, TimeSlice, TorchesParams};
 use warpsim_models::game::warlock::{self, RegenCurve, WarlockParams};
 
 use crate::cli::{CommonArgs, KernelKind};
+use crate::files::FileSet;
+use crate::limits::Demand;
 use crate::run::{Outcome, Scenario};
 
 /// The demos run on the timer manager; refuse kernel choices that would be ignored.
@@ -134,6 +136,32 @@ impl Scenario for TorchesArgs {
         TorchesArgs::params(self, 0)
             .validate()
             .map_err(|error| anyhow!(error))
+    }
+
+    fn files(&self) -> FileSet {
+        FileSet::with_config(self.common.config.as_ref())
+    }
+
+    fn demands(&self) -> Vec<Demand> {
+        // Each frame's cost is kept twice (polling and timers), 8 bytes each, for the
+        // percentiles.
+        let frames = (self.seconds * self.fps).round().clamp(0.0, 1e18) as u128;
+        vec![
+            Demand::new(
+                "--n",
+                self.n,
+                "torches",
+                u128::from(self.n),
+                TorchesParams::bytes_per_torch(),
+            ),
+            Demand::new(
+                "--seconds",
+                self.seconds,
+                "frame times (seconds × fps)",
+                frames,
+                16,
+            ),
+        ]
     }
 
     fn run_once(&self, seed: u64, _primary: bool) -> Result<Outcome> {
@@ -286,6 +314,10 @@ impl Scenario for WarlockArgs {
     fn validate(&self) -> Result<()> {
         check_kernel(&self.common, "warlock")?;
         self.params()?.validate().map_err(|error| anyhow!(error))
+    }
+
+    fn files(&self) -> FileSet {
+        FileSet::with_config(self.common.config.as_ref())
     }
 
     fn run_once(&self, seed: u64, _primary: bool) -> Result<Outcome> {

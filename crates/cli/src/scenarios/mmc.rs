@@ -8,6 +8,8 @@ use serde_json::{Map, Value};
 use warpsim_models::mmc::{MmcParams, MmcSummary, erlang_c};
 
 use crate::cli::CommonArgs;
+use crate::files::FileSet;
+use crate::limits::{Demand, vec_bytes};
 use crate::run::{Outcome, Scenario, run_config, run_on_kernel};
 
 /// The M/M/c flags. Without `--customers` or `--end`, 100 000 customers are observed.
@@ -85,6 +87,30 @@ impl Scenario for MmcArgs {
         MmcArgs::params(self)
             .validate()
             .map_err(|error| anyhow!(error))
+    }
+
+    fn files(&self) -> FileSet {
+        FileSet::with_config(self.common.config.as_ref())
+    }
+
+    fn demands(&self) -> Vec<Demand> {
+        // A stable queue stays short; an unstable one keeps (1 − cμ/λ) of the customers
+        // waiting, each an arrival time in a `VecDeque<f64>`.
+        let params = MmcArgs::params(self);
+        let capacity = f64::from(params.servers) * params.service_rate;
+        match params.customers {
+            Some(customers) if params.arrival_rate > capacity => {
+                let waiting = customers as f64 * (1.0 - capacity / params.arrival_rate);
+                vec![Demand::new(
+                    "--customers",
+                    customers,
+                    "waiting customers (the queue is unstable)",
+                    waiting as u128,
+                    vec_bytes::<f64>(),
+                )]
+            }
+            _ => Vec::new(),
+        }
     }
 
     fn run_once(&self, seed: u64, primary: bool) -> Result<Outcome> {

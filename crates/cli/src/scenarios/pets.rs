@@ -7,11 +7,15 @@ use std::time::Instant;
 use anyhow::{Context, Result, anyhow};
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value};
-use warpsim_core::{Report, StopReason};
-use warpsim_models::pets::{Breakdowns, Durations, PetsParams, PetsResult, Semantics, Style};
+use warpsim_core::{LogicalProcess, Report, StopReason};
+use warpsim_models::pets::{
+    Breakdowns, Durations, FeedingStation, PetsParams, PetsResult, Semantics, Style,
+};
 
 use crate::analysis::plots;
 use crate::cli::CommonArgs;
+use crate::files::FileSet;
+use crate::limits::{Demand, event_bytes, vec_bytes};
 use crate::run::{Outcome, Scenario, run_config, run_on_kernel};
 
 /// The simulation style, as a clap value.
@@ -234,6 +238,32 @@ impl Scenario for PetsArgs {
             .map_err(|error| anyhow!(error))
     }
 
+    fn files(&self) -> FileSet {
+        FileSet::with_config(self.common.config.as_ref()).output("--plot", self.plot.as_ref())
+    }
+
+    fn demands(&self) -> Vec<Demand> {
+        let params = PetsArgs::params(self);
+        if params.style != Style::Events {
+            // The loops keep counters, not feeders.
+            return Vec::new();
+        }
+        // At the first event every pet that finds a feeder starts eating, and every feeder
+        // rolls breakage: min(K, N) meals and about K·P repairs pending at once, each repair's
+        // handle kept by the station.
+        let gates = u128::from(params.gates);
+        let meals = gates.min(u128::from(params.tasks));
+        let repairs = (params.gates as f64 * params.break_chance) as u128;
+        let event = event_bytes::<<FeedingStation as LogicalProcess>::Event>();
+        vec![Demand::new(
+            "--gates",
+            params.gates,
+            "pending meals and repairs",
+            meals + repairs,
+            event + vec_bytes::<warpsim_core::EventHandle>(),
+        )]
+    }
+
     fn run_once(&self, seed: u64, primary: bool) -> Result<Outcome> {
         let params = PetsArgs::params(self);
         let (mut outcome, result) = match params.style {
@@ -268,8 +298,14 @@ impl Scenario for PetsArgs {
                 report.end_time = result.curve.last().map_or(0.0, |point| point.time);
                 report.stop_reason = if result.complete {
                     StopReason::Drained
-                } else {
+                } else if self
+                    .common
+                    .max_events
+                    .is_some_and(|limit| result.events >= limit)
+                {
                     StopReason::EventLimit
+                } else {
+                    StopReason::EndTime
                 };
                 report.wall_seconds = started.elapsed().as_secs_f64();
                 report.events_per_second = if report.wall_seconds > 0.0 {
@@ -306,8 +342,20 @@ impl Scenario for PetsArgs {
         );
         outcome.metrics = metrics;
         outcome.text = result_text(&params, &result);
-        if primary && let Some(path) = &self.plot {
-            plots::completion_curve(path, &self.title(), &result)
+        if primary
+            && outcome.error.is_none()
+            && let Some(path) = &self.plot
+        {
+            // A run cut short by --max-events draws what it reached, and says so.
+            let title = if outcome.report.stop_reason != StopReason::EventLimit {
+                self.title()
+            } else {
+                format!(
+                    "{} — PARTIAL: stopped at --max-events before every pet was fed",
+                    self.title()
+                )
+            };
+            plots::completion_curve(path, &title, &result)
                 .with_context(|| format!("cannot write the plot {}", path.display()))?;
         }
         Ok(outcome)

@@ -3,10 +3,12 @@
 use anyhow::{Result, anyhow};
 use clap::Args;
 use serde_json::Value;
-use warpsim_core::Discard;
-use warpsim_models::phold::PholdParams;
+use warpsim_core::{Discard, LogicalProcess};
+use warpsim_models::phold::{Phold, PholdParams};
 
 use crate::cli::CommonArgs;
+use crate::files::FileSet;
+use crate::limits::{Demand, event_bytes, lp_bytes};
 use crate::run::{Outcome, Scenario, run_config, run_on_kernel};
 
 /// PHOLD's flags; defaults are the built-in scenario.
@@ -79,6 +81,30 @@ impl Scenario for PholdArgs {
         PholdArgs::params(self)
             .validate()
             .map_err(|error| anyhow!(error))
+    }
+
+    fn files(&self) -> FileSet {
+        FileSet::with_config(self.common.config.as_ref())
+    }
+
+    fn demands(&self) -> Vec<Demand> {
+        let lps = u128::from(self.lps);
+        // The pending events are LPs × population: the larger factor is the flag to blame.
+        let (flag, value) = if u128::from(self.population) > lps {
+            ("--population", u64::from(self.population))
+        } else {
+            ("--lps", u64::from(self.lps))
+        };
+        vec![
+            Demand::new("--lps", self.lps, "LPs", lps, lp_bytes::<Phold>()),
+            Demand::new(
+                flag,
+                value,
+                "pending events (LPs × population)",
+                lps * u128::from(self.population),
+                event_bytes::<<Phold as LogicalProcess>::Event>(),
+            ),
+        ]
     }
 
     fn run_once(&self, seed: u64, primary: bool) -> Result<Outcome> {

@@ -4,16 +4,18 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use clap::{Args, ValueEnum};
 use plotters::prelude::*;
 use serde_json::{Value, json};
 use warpsim_models::sharks::{
-    CancelStyle, Creature, DEFAULT_RADIUS, Death, Kind, RandomPopulation, SharksParams, Tally,
-    compare_deaths, oracle, write_deaths, write_population,
+    CancelStyle, Creature, DEFAULT_RADIUS, Death, Kind, RandomPopulation, Sector, SharksParams,
+    Tally, compare_deaths, oracle, write_deaths, write_population,
 };
 
 use crate::cli::CommonArgs;
+use crate::files::{FileSet, write_text};
+use crate::limits::{Demand, lp_bytes, vec_bytes};
 use crate::run::{Outcome, Scenario, run_config, run_on_kernel};
 
 /// How withdrawals are done, as a clap value.
@@ -148,8 +150,10 @@ impl SharksArgs {
     fn population(&self, params: &SharksParams, seed: u64) -> Result<Vec<Creature>> {
         match &self.population {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read {}", path.display()))?;
+                // A population is parsed into creatures of about the file's size: read at
+                // most a quarter of the memory available.
+                let limit = crate::limits::available_bytes().map_or(u64::MAX, |bytes| bytes / 4);
+                let text = crate::files::read_text(path, limit)?;
                 params
                     .read_population(&text)
                     .map_err(|error| anyhow!("{}: {error}", path.display()))
@@ -157,10 +161,6 @@ impl SharksArgs {
             None => Ok(self.random_population().generate(params, seed)?),
         }
     }
-}
-
-fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
 impl Scenario for SharksArgs {
@@ -238,11 +238,41 @@ impl Scenario for SharksArgs {
         Ok(())
     }
 
+    fn files(&self) -> FileSet {
+        FileSet::with_config(self.common.config.as_ref())
+            .input("--population", self.population.as_ref())
+            .output("--dump-population", self.dump_population.as_ref())
+            .output("--deaths", self.deaths.as_ref())
+            .output("--plot", self.plot.as_ref())
+    }
+
+    fn demands(&self) -> Vec<Demand> {
+        let params = self.model_params();
+        let mut demands = vec![Demand::new(
+            "--sectors",
+            format!("{}x{}", params.sectors_x, params.sectors_y),
+            "sectors",
+            u128::from(params.sectors_x) * u128::from(params.sectors_y),
+            lp_bytes::<Sector>(),
+        )];
+        if self.population.is_none() {
+            // Each creature is in the population and in its first sector's list.
+            demands.push(Demand::new(
+                "--creatures",
+                self.creatures,
+                "creatures",
+                u128::from(self.creatures),
+                2 * vec_bytes::<Creature>(),
+            ));
+        }
+        demands
+    }
+
     fn run_once(&self, seed: u64, primary: bool) -> Result<Outcome> {
         let params = self.model_params();
         let creatures = self.population(&params, seed)?;
         if primary && let Some(path) = &self.dump_population {
-            write_file(path, &write_population(&creatures))?;
+            write_text(path, &write_population(&creatures))?;
         }
         let lps = params.build(&creatures)?;
         let config = run_config(&self.common, seed, params.kernel_end_time());
@@ -251,14 +281,32 @@ impl Scenario for SharksArgs {
         let mut outcome = Outcome::from_result(result);
         let deaths = tally.sorted_deaths();
         describe(&params, &creatures, &tally, &deaths, &mut outcome);
-        if !primary {
+        if !primary || outcome.error.is_some() {
+            // A failed run writes no deaths: its error line says how far it got.
             return Ok(outcome);
         }
+        let partial = (tally.settled != params.sectors()).then(|| {
+            format!(
+                "PARTIAL: the run stopped at --max-events {} (time {}) with {} of {} sectors \
+                 settled; deaths after that time are missing",
+                outcome.report.events_committed,
+                outcome.report.end_time,
+                tally.settled,
+                params.sectors()
+            )
+        });
         if let Some(path) = &self.deaths {
-            write_file(path, &write_deaths(&deaths))?;
+            // A partial file says so on its first line, which CSV readers must skip on
+            // purpose (`#` comment), so partial deaths are never taken for complete ones.
+            let mut text = String::new();
+            if let Some(partial) = &partial {
+                let _ = writeln!(text, "# {partial}");
+            }
+            text.push_str(&write_deaths(&deaths));
+            write_text(path, &text)?;
         }
         if let Some(path) = &self.plot {
-            plot_world(path, &params, &creatures, &deaths)?;
+            plot_world(path, &params, &creatures, &deaths, partial.is_some())?;
         }
         if self.verify {
             if outcome.error.is_some() || tally.settled != params.sectors() {
@@ -432,6 +480,19 @@ fn plot_world(
     params: &SharksParams,
     creatures: &[Creature],
     deaths: &[Death],
+    partial: bool,
+) -> Result<()> {
+    let mut svg = String::new();
+    draw_world(&mut svg, params, creatures, deaths, partial)?;
+    write_text(path, &svg)
+}
+
+fn draw_world(
+    svg: &mut String,
+    params: &SharksParams,
+    creatures: &[Creature],
+    deaths: &[Death],
+    partial: bool,
 ) -> Result<()> {
     let (w, h) = (params.width, params.height);
     let side = 900u32;
@@ -449,13 +510,18 @@ fn plot_world(
         .count();
     let sharks: Vec<&Creature> = creatures.iter().filter(|c| c.kind == Kind::Shark).collect();
 
-    let root = SVGBackend::new(path, size).into_drawing_area();
+    let root = SVGBackend::with_string(svg, size).into_drawing_area();
     root.fill(&WHITE).map_err(drawing)?;
     let title = format!(
-        "Sharks World at t = {}: {} sharks, {live_fish} live fish, {} eaten (x)",
+        "Sharks World at t = {}: {} sharks, {live_fish} live fish, {} eaten (x){}",
         params.end,
         sharks.len(),
-        deaths.len()
+        deaths.len(),
+        if partial {
+            " — PARTIAL: stopped at --max-events"
+        } else {
+            ""
+        }
     );
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 16))

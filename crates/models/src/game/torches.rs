@@ -136,6 +136,18 @@ impl TorchesParams {
         Ok(())
     }
 
+    /// Bytes a run allocates per torch, at least: its burn time, its polled copy and its `lit`
+    /// flag, and its timer (a 64-byte slot of the timer manager and a 24-byte queue entry).
+    /// Callers multiply by `n` to check a run against the memory available before starting it.
+    ///
+    /// ```
+    /// use warpsim_models::game::torches::TorchesParams;
+    /// assert!(TorchesParams::bytes_per_torch() >= 100);
+    /// ```
+    pub fn bytes_per_torch() -> u64 {
+        (std::mem::size_of::<f64>() + std::mem::size_of::<PolledTorch>() + 1 + 64 + 24) as u64
+    }
+
     /// Number of frames the run has.
     fn frames(&self) -> u64 {
         (self.seconds * self.fps).round() as u64

@@ -57,6 +57,15 @@
 //! deterministic `(time, age, src, seq)` order being the same on every kernel. The ground
 //! rules at the top of `sector.rs` give the argument.
 //!
+//! **Precision.** Over a run the geometry's numbers reach the span
+//! `L = width + height + 2 · speed_max · end`, which `f64` resolves to `ε·L` (`ε` =
+//! [`f64::EPSILON`]). A run must resolve a millionth ([`RESOLUTION`]) of its smallest length —
+//! a sector's side and every positive attack radius — so populations with
+//! `ε·L > 10⁻⁶ · min(sector side, smallest positive radius)` are refused with the reason
+//! ([`SharksParams::max_speed`], [`SharksParams::smallest_length`]): the paper's speeds (50–200)
+//! are about 28 000 times below the bound, while a creature at `vx = 1e308` would overflow
+//! every computed time. The derivation is in `precision.rs`.
+//!
 //! **The end.** Contacts count up to and including `end`; nothing is sent after it. Each sector
 //! has a last `Settle` event at the first `f64` after `end` that flushes its deaths and emits
 //! its [`SectorStats`]; run the kernel to [`SharksParams::kernel_end_time`].
@@ -64,6 +73,7 @@
 mod geometry;
 mod oracle;
 mod population;
+mod precision;
 mod sector;
 
 use std::fmt::Write as _;
@@ -77,6 +87,7 @@ pub use oracle::{DeathMismatch, compare_deaths, oracle, times_agree};
 pub use population::{
     Creature, DEFAULT_RADIUS, Kind, POPULATION_HEADER, RandomPopulation, write_population,
 };
+pub use precision::RESOLUTION;
 pub use sector::{Death, EventKind, Sector, SectorStats, SharksEvent, SharksOutput};
 
 /// How a sector withdraws the arrival it sent for a fish that then turned out to die first.

@@ -7,6 +7,7 @@ use rand::{RngExt, SeedableRng};
 use warpsim_core::{LpRng, derive_seed};
 
 use super::geometry::Motion;
+use super::precision::{population_problem, short, show};
 use super::{SharksError, SharksParams};
 use crate::{ParamError, check_range};
 
@@ -177,6 +178,43 @@ impl RandomPopulation {
         let largest = params.width.max(params.height);
         check_range("radius-min", self.radius_min, 0.0, largest)?;
         check_range("radius-max", self.radius_max, self.radius_min, largest)?;
+        // The precision bound (see `precision.rs`). Radii are drawn from
+        // [radius-min, radius-max], so with any positive radius the smallest one that may be
+        // drawn, radius-min, must be resolved too.
+        let radius = if self.radius_max > 0.0 {
+            self.radius_min
+        } else {
+            0.0
+        };
+        if params.precision_problem(self.speed_max, 0.0).is_some()
+            && let Some(problem) = params.precision_problem(self.speed_max, radius)
+        {
+            return Err(ParamError::new("speed-max", problem));
+        }
+        // One radius for every shark is `--radius` on the command line.
+        let radius_name = if self.radius_min == self.radius_max {
+            "radius"
+        } else {
+            "radius-min"
+        };
+        if let Some(problem) = params.radius_problem(self.speed_max, radius) {
+            return Err(ParamError::new(radius_name, problem));
+        }
+        if radius == 0.0 && self.radius_max > 0.0 {
+            return Err(ParamError::new(
+                "radius-min",
+                format!(
+                    "must be positive when radius-max is ({}): radii are drawn from \
+                     [radius-min, radius-max], and one too small to compute exactly could be \
+                     drawn (at least {}, see the sharks docs, Precision)",
+                    show(self.radius_max),
+                    short(params.smallest_length(self.speed_max))
+                ),
+            ));
+        }
+        if let Some(problem) = params.precision_problem(self.speed_max, radius) {
+            return Err(ParamError::new("speed-max", problem));
+        }
         Ok(())
     }
 
@@ -253,6 +291,16 @@ pub fn write_population(creatures: &[Creature]) -> String {
     out
 }
 
+/// Input echoed in a message: itself when short, else its start, an ellipsis and its length
+/// (a 100 KB header is not repeated whole).
+fn excerpt(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.chars().count() <= 80 {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let head: String = text.chars().take(48).collect();
+    std::borrow::Cow::Owned(format!("{head}… ({} bytes)", text.len()))
+}
+
 fn line_error(line: usize, message: impl Into<String>) -> SharksError {
     SharksError::Line {
         line,
@@ -263,11 +311,11 @@ fn line_error(line: usize, message: impl Into<String>) -> SharksError {
 fn number(line: usize, name: &str, field: &str) -> Result<f64, SharksError> {
     let value: f64 = field
         .parse()
-        .map_err(|_| line_error(line, format!("{name} `{field}` is not a number")))?;
+        .map_err(|_| line_error(line, format!("{name} `{}` is not a number", excerpt(field))))?;
     if !value.is_finite() {
         return Err(line_error(
             line,
-            format!("{name} `{field}` is not a finite number"),
+            format!("{name} `{}` is not a finite number", excerpt(field)),
         ));
     }
     Ok(value)
@@ -295,6 +343,7 @@ impl SharksParams {
     /// ```
     pub fn read_population(&self, text: &str) -> Result<Vec<Creature>, SharksError> {
         let mut creatures = Vec::new();
+        let mut lines = Vec::new();
         let mut seen: BTreeMap<u32, usize> = BTreeMap::new();
         let mut header = false;
         for (index, raw) in text.lines().enumerate() {
@@ -308,7 +357,10 @@ impl SharksParams {
                 if names.join(",") != POPULATION_HEADER {
                     return Err(line_error(
                         line,
-                        format!("expected the header `{POPULATION_HEADER}`, got `{trimmed}`"),
+                        format!(
+                            "expected the header `{POPULATION_HEADER}`, got `{}`",
+                            excerpt(trimmed)
+                        ),
                     ));
                 }
                 header = true;
@@ -327,7 +379,10 @@ impl SharksParams {
             let id: u32 = fields[0].parse().map_err(|_| {
                 line_error(
                     line,
-                    format!("id `{}` is not an integer in 0..=4294967295", fields[0]),
+                    format!(
+                        "id `{}` is not an integer in 0..=4294967295",
+                        excerpt(fields[0])
+                    ),
                 )
             })?;
             let kind = match fields[1].to_ascii_lowercase().as_str() {
@@ -336,7 +391,7 @@ impl SharksParams {
                 other => {
                     return Err(line_error(
                         line,
-                        format!("kind `{other}` is neither `shark` nor `fish`"),
+                        format!("kind `{}` is neither `shark` nor `fish`", excerpt(other)),
                     ));
                 }
             };
@@ -361,6 +416,10 @@ impl SharksParams {
                 ));
             }
             creatures.push(creature);
+            lines.push(line);
+        }
+        if let Some((index, problem)) = population_problem(self, &creatures) {
+            return Err(line_error(lines[index], problem));
         }
         if !header {
             return Err(line_error(
@@ -397,6 +456,12 @@ impl SharksParams {
                 return Err(fail("duplicate id".to_string()));
             }
         }
+        if let Some((index, message)) = population_problem(self, creatures) {
+            return Err(SharksError::Creature {
+                id: creatures[index].id,
+                message,
+            });
+        }
         Ok(())
     }
 
@@ -409,7 +474,8 @@ impl SharksParams {
             }
         }
         if c.kind == Kind::Shark {
-            let shown = radius_text.map_or_else(|| c.radius.to_string(), str::to_string);
+            let shown =
+                radius_text.map_or_else(|| show(c.radius), |text| excerpt(text).into_owned());
             let largest = self.width.max(self.height);
             if !c.radius.is_finite() {
                 return Err(format!("radius `{shown}` is not a finite number"));
@@ -419,7 +485,8 @@ impl SharksParams {
             }
             if c.radius > largest {
                 return Err(format!(
-                    "radius `{shown}` is larger than the world ({largest})"
+                    "radius `{shown}` is larger than the world ({})",
+                    show(largest)
                 ));
             }
         }
@@ -428,10 +495,10 @@ impl SharksParams {
                 "{} {} at ({}, {}) is outside the world [0, {}) × [0, {})",
                 c.kind.name(),
                 c.id,
-                c.x,
-                c.y,
-                self.width,
-                self.height
+                show(c.x),
+                show(c.y),
+                show(self.width),
+                show(self.height)
             ));
         }
         Ok(())

@@ -12,12 +12,19 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, anyhow, bail};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
+use warpsim_core::StopReason;
 
 use super::plots::{self, Series};
 use super::replications::{seeds, show, summarise};
 use super::statistics::Summary;
 use super::{RunsBar, model_flags, parse_model, take_last, take_option};
+use crate::limits::Demand;
 use crate::run::{Outcome, scenario_of, seed_of};
+use crate::text::excerpt;
+
+mod axis;
+
+pub(crate) use axis::{Axis, grid_point, grid_size, parse_axis};
 
 /// `warpsim sweep <model> --set KEY=VALUES … [model flags]`.
 ///
@@ -51,121 +58,22 @@ pub(crate) struct SweepCmd {
 /// Flags of the model that make no sense to sweep (they change the output, not the model).
 const NOT_SWEPT: [&str; 4] = ["json", "config", "replications", "plot"];
 
-/// One swept parameter and its values, as text (they are handed back to clap).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Axis {
-    pub(crate) key: String,
-    pub(crate) values: Vec<String>,
-}
-
-/// Parses `key=values`.
-///
-/// # Errors
-///
-/// No `=`, an empty key, a malformed number, a step that is not positive, or an empty range.
-pub(crate) fn parse_axis(spec: &str) -> Result<Axis> {
-    let (key, values) = spec
-        .split_once('=')
-        .ok_or_else(|| anyhow!("--set `{spec}`: expected KEY=VALUES (e.g. gates=4..20)"))?;
-    let key = key.trim().trim_start_matches("--").to_string();
-    if key.is_empty() {
-        bail!("--set `{spec}`: the parameter name is empty");
-    }
-    let values = values.trim();
-    let values = if values.contains(',') {
-        let list: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
-        if list.iter().any(String::is_empty) {
-            bail!("--set {key}: empty value in the list `{values}`");
-        }
-        list
-    } else if let Some((start, rest)) = values.split_once("..") {
-        let (end, step) = match rest.split_once(':') {
-            Some((end, step)) => (end, Some(step)),
-            None => (rest, None),
-        };
-        range(&key, start.trim(), end.trim(), step.map(str::trim))?
-    } else if values.is_empty() {
-        bail!("--set {key}: no value");
-    } else {
-        vec![values.to_string()]
-    };
-    Ok(Axis { key, values })
-}
-
-/// The values of `start..end[:step]`, both ends included.
-fn range(key: &str, start: &str, end: &str, step: Option<&str>) -> Result<Vec<String>> {
-    let text = format!(
-        "{start}..{end}{}",
-        step.map(|s| format!(":{s}")).unwrap_or_default()
-    );
-    let number = |value: &str| -> Result<f64> {
-        value
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite())
-            .ok_or_else(|| anyhow!("--set {key}: `{value}` in `{text}` is not a number"))
-    };
-    let (first, last) = (number(start)?, number(end)?);
-    let step_value = match step {
-        Some(step) => number(step)?,
-        None => 1.0,
-    };
-    if step_value <= 0.0 {
-        bail!("--set {key}: the step of `{text}` must be positive");
-    }
-    if first > last {
-        bail!("--set {key}: the range `{text}` is empty (its start is after its end)");
-    }
-    // Integers stay integers; otherwise print as many decimals as the user wrote, so that
-    // 0.1 + 0.2 shows as 0.3.
-    let decimals = [start, end, step.unwrap_or("1")]
-        .iter()
-        .map(|text| {
-            text.split_once('.')
-                .map_or(0, |(_, fraction)| fraction.len())
-        })
-        .max()
-        .unwrap_or(0);
-    let count = ((last - first) / step_value + 1e-9).floor() as u64 + 1;
-    if count > 100_000 {
-        bail!("--set {key}: the range `{text}` has {count} values (at most 100000)");
-    }
-    Ok((0..count)
-        .map(|index| {
-            let value = first + index as f64 * step_value;
-            if decimals == 0 && value.fract() == 0.0 {
-                format!("{value:.0}")
-            } else {
-                format!("{value:.decimals$}")
-            }
-        })
-        .collect())
-}
-
-/// Every combination of the axes' values, the first axis varying slowest.
-pub(crate) fn grid(axes: &[Axis]) -> Vec<Vec<String>> {
-    let mut points: Vec<Vec<String>> = vec![Vec::new()];
-    for axis in axes {
-        points = points
-            .into_iter()
-            .flat_map(|point| {
-                axis.values.iter().map(move |value| {
-                    let mut next = point.clone();
-                    next.push(value.clone());
-                    next
-                })
-            })
-            .collect();
-    }
-    points
-}
-
 /// One grid point's results.
 struct PointResult {
     values: Vec<String>,
     summaries: Vec<(String, Summary)>,
     params: Value,
+    /// The model's own metrics, in display order (from the point's first run).
+    model_metrics: Vec<String>,
+    /// Runs of this point that stopped at `--max-events` (their figures are partial).
+    partial: usize,
 }
+
+/// Bytes a grid point's result takes: the struct, its values and parameters, and about 40
+/// metrics' names and summaries.
+const POINT_BYTES: u64 = (std::mem::size_of::<PointResult>()
+    + 40 * (std::mem::size_of::<(String, Summary)>() + 24)
+    + 1024) as u64;
 
 /// `warpsim sweep`.
 ///
@@ -220,12 +128,19 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
         }
     }
 
-    // Parse and check every point before running anything.
+    // Parse and check the base and every point before running anything; points are parsed
+    // again when they run, so that no grid-sized list of commands is kept.
     let base = parse_model(&model, &flags)?;
     let base_scenario = scenario_of(&base);
     base_scenario
         .validate()
         .map_err(|error| anyhow!("{model}: {error:#}"))?;
+    let model_files = base_scenario.files();
+    if let Some((flag, _)) = model_files.outputs.first() {
+        bail!(
+            "{flag}: a sweep writes no file per run (its outputs are --csv and --plot); drop {flag}"
+        );
+    }
     let json = base_scenario.common().json;
     let base_seed = seed_of(base_scenario);
     let replications = base_scenario.common().replications;
@@ -234,79 +149,113 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
         Some(count) => seeds(base_seed, count),
         None => vec![base_seed],
     };
-    let point_values = grid(&axes);
-    let commands = point_values
-        .iter()
-        .map(|values| {
-            let mut point_flags = flags.clone();
-            let label = describe(&axes, values);
-            for (axis, value) in axes.iter().zip(values) {
-                point_flags.push(format!("--{}={value}", axis.key));
-            }
-            let command = parse_model(&model, &point_flags)
-                .map_err(|e| anyhow!("sweep point {label}: {e}"))?;
-            scenario_of(&command)
-                .validate()
-                .map_err(|e| anyhow!("sweep point {label}: {model}: {e:#}"))?;
-            Ok(command)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let n_points = grid_size(&axes)?;
+    let mut demands = base_scenario.demands();
+    let at_once = rayon::current_num_threads() as u128;
+    for demand in &mut demands {
+        demand.items = demand.items.saturating_mul(at_once);
+    }
+    demands.push(Demand::new(
+        "--set",
+        specs
+            .iter()
+            .map(|spec| excerpt(spec).into_owned())
+            .collect::<Vec<_>>()
+            .join(" --set "),
+        "grid points (each keeps a summary of every metric)",
+        u128::from(n_points),
+        POINT_BYTES,
+    ));
+    crate::limits::check_against(&demands, crate::limits::available_bytes())?;
+    let mut files = model_files;
+    files
+        .outputs
+        .extend(csv.iter().map(|path| ("--csv", path.clone())));
+    files
+        .outputs
+        .extend(plot.iter().map(|path| ("--plot", path.clone())));
+    crate::files::check_outputs(&files)?;
+    let point_command = |index: u64| -> Result<crate::cli::ModelCmd> {
+        let values = grid_point(&axes, index);
+        let label = describe(&axes, &values);
+        let mut point_flags = flags.clone();
+        for (axis, value) in axes.iter().zip(&values) {
+            point_flags.push(format!("--{}={value}", axis.key));
+        }
+        let command =
+            parse_model(&model, &point_flags).map_err(|e| anyhow!("sweep point {label}: {e}"))?;
+        scenario_of(&command)
+            .validate()
+            .map_err(|e| anyhow!("sweep point {label}: {model}: {e:#}"))?;
+        Ok(command)
+    };
+    for index in 0..n_points {
+        point_command(index)?;
+    }
 
-    // Every (point, replication) pair is one job, so the pool stays busy across points.
-    let jobs: Vec<(usize, usize)> = (0..commands.len())
-        .flat_map(|point| (0..run_seeds.len()).map(move |rep| (point, rep)))
-        .collect();
-    let bar = RunsBar::new(jobs.len() as u64, "runs");
-    let results: Vec<Result<Outcome>> = jobs
-        .par_iter()
-        .map(|&(point, rep)| {
-            let outcome = scenario_of(&commands[point]).run_once(run_seeds[rep], false);
-            bar.tick();
-            outcome
+    // Points run in parallel, and so do the replications of each (rayon nests), so the pool
+    // stays busy across points while only the runs in flight are in memory.
+    let bar = RunsBar::new(n_points.saturating_mul(run_seeds.len() as u64), "runs");
+    let results: Vec<Result<PointResult>> = (0..n_points)
+        .into_par_iter()
+        .map(|index| {
+            let values = grid_point(&axes, index);
+            let label = describe(&axes, &values);
+            let command = point_command(index)?;
+            let scenario = scenario_of(&command);
+            let outcomes: Vec<Result<Outcome>> = run_seeds
+                .par_iter()
+                .map(|&seed| {
+                    let outcome = scenario.run_once(seed, false);
+                    bar.tick();
+                    outcome
+                })
+                .collect();
+            let mut kept = Vec::with_capacity(outcomes.len());
+            for (outcome, seed) in outcomes.into_iter().zip(&run_seeds) {
+                let outcome =
+                    outcome.map_err(|e| anyhow!("sweep point {label}, seed {seed}: {e:#}"))?;
+                if let Some(error) = &outcome.error {
+                    bail!(
+                        "sweep point {label}, seed {seed}: run stopped: {}",
+                        error.error
+                    );
+                }
+                kept.push(outcome);
+            }
+            let model_metrics = kept
+                .first()
+                .map(|outcome| {
+                    super::numeric_metrics(outcome)
+                        .into_iter()
+                        .map(|(name, _)| name)
+                        .filter(|name| outcome.metrics.contains_key(name))
+                        .collect()
+                })
+                .unwrap_or_default();
+            Ok(PointResult {
+                values: values.iter().map(|value| value.to_string()).collect(),
+                summaries: summarise(&kept),
+                params: scenario.params(),
+                model_metrics,
+                partial: kept
+                    .iter()
+                    .filter(|outcome| outcome.report.stop_reason == StopReason::EventLimit)
+                    .count(),
+            })
         })
         .collect();
     bar.finish();
-    let mut outcomes: Vec<Vec<Outcome>> = (0..commands.len()).map(|_| Vec::new()).collect();
-    for ((point, rep), result) in jobs.into_iter().zip(results) {
-        let label = describe(&axes, &point_values[point]);
-        let outcome =
-            result.map_err(|e| anyhow!("sweep point {label}, seed {}: {e:#}", run_seeds[rep]))?;
-        if let Some(error) = &outcome.error {
-            bail!(
-                "sweep point {label}, seed {}: run stopped: {}",
-                run_seeds[rep],
-                error.error
-            );
-        }
-        outcomes[point].push(outcome);
-    }
-    let points: Vec<PointResult> = outcomes
-        .iter()
-        .zip(&point_values)
-        .zip(&commands)
-        .map(|((outcomes, values), command)| PointResult {
-            values: values.clone(),
-            summaries: summarise(outcomes),
-            params: scenario_of(command).params(),
-        })
-        .collect();
+    let points: Vec<PointResult> = results.into_iter().collect::<Result<_>>()?;
 
     // The metrics shown in the table and plotted: the model's own, else the event count.
-    let model_metrics: Vec<String> = outcomes
+    let mut model_metrics: Vec<String> = points
         .first()
-        .and_then(|runs| runs.first())
-        .map(|outcome| {
-            let mut names: Vec<String> = super::numeric_metrics(outcome)
-                .into_iter()
-                .map(|(name, _)| name)
-                .filter(|name| outcome.metrics.contains_key(name))
-                .collect();
-            if names.is_empty() {
-                names.push("events_committed".into());
-            }
-            names
-        })
+        .map(|point| point.model_metrics.clone())
         .unwrap_or_default();
+    if model_metrics.is_empty() {
+        model_metrics.push("events_committed".into());
+    }
     let shown = if y_metrics.is_empty() {
         model_metrics
     } else {
@@ -329,22 +278,28 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
         y_metrics
     };
 
+    let partial_runs: usize = points.iter().map(|point| point.partial).sum();
     if let Some(path) = &csv {
-        std::fs::write(path, csv_text(&axes, &points))
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        crate::files::write_text(path, &csv_text(&axes, &points))?;
     }
     if let Some(path) = &plot {
         let series = plot_series(&axes, &points, &shown)?;
         let title = format!(
-            "{} sweep over {} ({} run{} per point)",
+            "{} sweep over {} ({} run{} per point){}",
             model,
             axes[0].key,
             run_seeds.len(),
-            if run_seeds.len() == 1 { "" } else { "s" }
+            if run_seeds.len() == 1 { "" } else { "s" },
+            if partial_runs > 0 {
+                " — PARTIAL: runs stopped at --max-events"
+            } else {
+                ""
+            }
         );
         plots::sweep_curves(path, &title, &axes[0].key, &series)
             .with_context(|| format!("cannot write the plot {}", path.display()))?;
     }
+    let mut text = String::new();
     if json {
         let mut object = Map::new();
         object.insert("model".into(), Value::from(model.as_str()));
@@ -374,6 +329,7 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
                     .collect();
                 p.insert("set".into(), Value::Object(set));
                 p.insert("params".into(), point.params.clone());
+                p.insert("partial_runs".into(), Value::from(point.partial));
                 let metrics: Map<String, Value> = point
                     .summaries
                     .iter()
@@ -384,10 +340,11 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
             })
             .collect();
         object.insert("points".into(), Value::Array(points_json));
-        println!("{}", Value::Object(object));
+        writeln!(text, "{}", Value::Object(object))?;
     } else {
-        println!("{}", base_scenario.title());
-        println!(
+        writeln!(text, "{}", base_scenario.title())?;
+        writeln!(
+            text,
             "sweep of {} point{} × {} run{} (seeds {}), {} threads",
             points.len(),
             if points.len() == 1 { "" } else { "s" },
@@ -399,20 +356,25 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
                 base_seed.to_string()
             },
             rayon::current_num_threads()
-        );
-        print!(
-            "{}",
-            table_text(&axes, &points, &shown, replications.is_some())
-        );
+        )?;
+        text.push_str(&table_text(&axes, &points, &shown, replications.is_some()));
     }
+    if partial_runs > 0 {
+        crate::out::note(&format!(
+            "{partial_runs} run{} stopped at --max-events: their figures are partial (the \
+             `partial_runs` column and field count them per point)",
+            if partial_runs == 1 { "" } else { "s" }
+        ));
+    }
+    crate::out::print(&text)?;
     Ok(())
 }
 
 /// `gates=4, tasks=1000`.
-fn describe(axes: &[Axis], values: &[String]) -> String {
+fn describe(axes: &[Axis], values: &[impl AsRef<str>]) -> String {
     axes.iter()
         .zip(values)
-        .map(|(axis, value)| format!("{}={value}", axis.key))
+        .map(|(axis, value)| format!("{}={}", axis.key, value.as_ref()))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -480,6 +442,7 @@ fn csv_text(axes: &[Axis], points: &[PointResult]) -> String {
     let mut text = String::new();
     let mut header: Vec<String> = axes.iter().map(|axis| axis.key.clone()).collect();
     header.push("n".into());
+    header.push("partial_runs".into());
     for name in &names {
         for stat in ["mean", "std_dev", "ci95_low", "ci95_high", "min", "max"] {
             header.push(format!("{name}_{stat}"));
@@ -504,6 +467,7 @@ fn csv_text(axes: &[Axis], points: &[PointResult]) -> String {
                 .unwrap_or(0)
                 .to_string(),
         );
+        row.push(point.partial.to_string());
         for name in &names {
             match point.summaries.iter().find(|(n, _)| n == name) {
                 Some((_, s)) => {
@@ -565,56 +529,4 @@ fn plot_series(axes: &[Axis], points: &[PointResult], shown: &[String]) -> Resul
         }
     }
     Ok(series)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn values(spec: &str) -> Vec<String> {
-        parse_axis(spec).unwrap().values
-    }
-
-    #[test]
-    fn ranges_and_lists() {
-        assert_eq!(values("gates=4..7"), ["4", "5", "6", "7"]);
-        assert_eq!(values("gates=4..10:3"), ["4", "7", "10"]);
-        assert_eq!(values("p=0..0.3:0.1"), ["0.0", "0.1", "0.2", "0.3"]);
-        assert_eq!(values("style=step,events"), ["step", "events"]);
-        assert_eq!(values("tasks=1000"), ["1000"]);
-        assert_eq!(parse_axis("--gates=1..2").unwrap().key, "gates");
-    }
-
-    #[test]
-    fn bad_ranges_are_errors() {
-        for spec in [
-            "gates=5..4",
-            "gates=1..5:0",
-            "gates=1..5:-1",
-            "gates=a..5",
-            "gates",
-            "=1",
-            "gates=",
-        ] {
-            assert!(parse_axis(spec).is_err(), "{spec}");
-        }
-    }
-
-    #[test]
-    fn grid_is_the_cartesian_product() {
-        let axes = [
-            Axis {
-                key: "a".into(),
-                values: vec!["1".into(), "2".into()],
-            },
-            Axis {
-                key: "b".into(),
-                values: vec!["x".into(), "y".into(), "z".into()],
-            },
-        ];
-        let points = grid(&axes);
-        assert_eq!(points.len(), 6);
-        assert_eq!(points[1], ["1", "y"]);
-        assert_eq!(points[3], ["2", "x"]);
-    }
 }
