@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use crate::error::{RunError, SimError};
 use crate::kernel::{Kernel, RunConfig};
-use crate::model::{Backend, Committed, Ctx, LogicalProcess, LpMeta, OutputSink, deliver_guarded};
+use crate::model::{
+    Backend, Committed, Ctx, LogicalProcess, LpMeta, OutputSink, deliver_guarded, encode_event,
+};
 use crate::pending::{Pending, PendingQueue, QueueKind};
 use crate::report::{CostModel, CriticalPath, Report, StopReason, TraceHash};
 use crate::time::{EventKey, LpId, Time};
@@ -154,6 +156,10 @@ impl Kernel for Sequential {
         let mut error: Option<SimError> = None;
         let mut sent: Vec<warpsim_queue::Handle> = Vec::new();
         let mut trace = TraceHash::default();
+        let content_on = config.content_hash;
+        let mut content = TraceHash::default();
+        let mut encoded: Vec<u8> = Vec::new();
+        let mut encoded_ok = false;
         let critical = config.critical_path;
         let mut total_cost = 0.0f64;
         let mut longest = 0.0f64;
@@ -232,6 +238,7 @@ impl Kernel for Sequential {
                 report.events_committed = committed;
                 report.events_processed = committed;
                 report.trace_hash = trace;
+                report.content_hash = content_on.then_some(content);
                 report.end_time = last_time;
                 report.pending_at_end = queue.len() + 1;
                 return fail(SimError::DuplicateKey { dest, key }, report);
@@ -261,6 +268,10 @@ impl Kernel for Sequential {
                 outputs: &mut outputs,
                 error: &mut error,
             };
+            if content_on {
+                // Before the handler takes the event; added once it has run without panicking.
+                encoded_ok = encode_event(&event, &mut encoded);
+            }
             let model = &mut slot.model;
             let handler_started = match critical {
                 Some(CostModel::Nanos) => Some(Instant::now()),
@@ -288,6 +299,7 @@ impl Kernel for Sequential {
                 report.events_committed = committed;
                 report.events_processed = committed;
                 report.trace_hash = trace;
+                report.content_hash = content_on.then_some(content);
                 report.end_time = last_time;
                 report.pending_at_end = queue.len();
                 return fail(
@@ -302,6 +314,12 @@ impl Kernel for Sequential {
             committed += 1;
             last_time = key.time.as_f64();
             trace.add(&key, dest);
+            if content_on {
+                if !encoded_ok {
+                    encoded.clear();
+                }
+                content.add_content(&key, dest, &encoded);
+            }
             // Most events emit nothing; an empty `drain` still costs a few dozen instructions.
             if !outputs.is_empty() {
                 for output in outputs.drain(..) {
@@ -321,6 +339,7 @@ impl Kernel for Sequential {
                 report.events_committed = committed;
                 report.events_processed = committed;
                 report.trace_hash = trace;
+                report.content_hash = content_on.then_some(content);
                 report.end_time = last_time;
                 report.pending_at_end = queue.len();
                 return fail(error, report);
@@ -336,6 +355,7 @@ impl Kernel for Sequential {
         report.events_committed = committed;
         report.events_processed = committed;
         report.trace_hash = trace;
+        report.content_hash = content_on.then_some(content);
         report.stop_reason = stop_reason;
         report.end_time = match stop_reason {
             StopReason::EndTime => end_time,
