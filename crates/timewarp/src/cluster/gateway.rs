@@ -145,6 +145,7 @@ where
                     if in_flight == 0 {
                         self.gate.balance.remove(&(self.gate.epoch - 1));
                         self.shared.gvt.start();
+                        self.wake_workers();
                         phase = Phase::Local;
                     }
                     busy = true;
@@ -181,6 +182,7 @@ where
                             .unwrap_or_else(key_max)
                             .max(self.shared.gvt.current());
                         self.shared.gvt.publish(gvt);
+                        self.wake_workers();
                         phase = Phase::Idle;
                         last_round = Instant::now();
                         if gvt == key_max() || gvt.time.as_f64() >= self.end_time {
@@ -197,6 +199,14 @@ where
                     default(IDLE_WAIT) => {}
                 }
             }
+        }
+    }
+
+    /// Wakes this rank's workers from their idle wait (an empty batch; see
+    /// `Worker::wake_peers`), for a round to report in or a new GVT.
+    fn wake_workers(&self) {
+        for inbox in self.gate.peers.iter().take(self.gate.threads) {
+            let _ = inbox.send(Vec::new());
         }
     }
 

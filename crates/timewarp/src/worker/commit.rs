@@ -78,7 +78,15 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 local = local.min(deferred.cause);
             }
         }
-        self.shared.gvt.report(&mut self.port, round, local);
+        if self
+            .shared
+            .gvt
+            .report(&mut self.port, round, local)
+            .is_some()
+        {
+            // A new GVT: workers asleep waiting for one (idle, or at a window) look now.
+            self.wake_peers();
+        }
     }
 
     /// Acts on a new GVT: commits below it, and decides whether the run is over. Returns

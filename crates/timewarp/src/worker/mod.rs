@@ -64,8 +64,13 @@ const BATCH: usize = 64;
 /// Events executed between two looks at the inbox, the GVT flag and the memory gauge.
 const SLICE: u32 = 32;
 
-/// How long an idle worker waits for a message before it looks around again.
+/// How long an idle worker first waits for a message before it looks around again; each
+/// idle turn in a row doubles the wait, up to [`IDLE_WAIT_MAX`]. A worker waits on its inbox,
+/// so a message wakes it at once, and so does a GVT round starting or a new GVT (see
+/// [`Worker::wake_peers`]): the long waits cost no latency, and leave the core to whoever
+/// can use it — on a shared machine, the descheduled peer this worker waits for.
 const IDLE_WAIT: Duration = Duration::from_micros(50);
+const IDLE_WAIT_MAX: Duration = Duration::from_millis(2);
 
 /// One worker thread: its LPs and their scheduler, its mailbox, the GVT protocol's port,
 /// its controllers, and the bookkeeping of commit and memory. The methods live beside the
@@ -290,6 +295,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
 
     /// The worker's loop; returns when the run is over (end time, drained, or stopped).
     fn main_loop(&mut self) {
+        let mut idle_wait = IDLE_WAIT;
         loop {
             if self.shared.stop.load(Ordering::SeqCst) {
                 break;
@@ -312,14 +318,41 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             self.flush_all();
             if self.since_gvt_start >= self.settings.gvt_interval {
                 self.since_gvt_start = 0;
-                self.shared.gvt.try_start();
+                self.start_round();
             }
             if executed == 0 {
                 // Idle or throttled: a GVT round is what can unblock us.
-                self.shared.gvt.try_start();
-                if let Ok(batch) = self.mail.inbox.recv_timeout(IDLE_WAIT) {
+                self.start_round();
+                if self.shared.gvt.must_report(&self.port).is_some() {
+                    // Report first (nobody would wake us for a round we have not reported
+                    // in: we might be the last).
+                    continue;
+                }
+                if let Ok(batch) = self.mail.inbox.recv_timeout(idle_wait) {
                     self.absorb(batch);
                 }
+                idle_wait = (idle_wait * 2).min(IDLE_WAIT_MAX);
+            } else {
+                idle_wait = IDLE_WAIT;
+            }
+        }
+    }
+
+    /// Starts a GVT round unless one is in progress, and wakes the other workers so that
+    /// they report in it at once rather than after their idle wait.
+    fn start_round(&mut self) {
+        if self.shared.gvt.try_start() {
+            self.wake_peers();
+        }
+    }
+
+    /// Sends every other worker an empty batch: it wakes a worker waiting on its inbox and
+    /// means nothing else (absorbing it applies no message). Cheap — once per GVT round —
+    /// and the batch is dropped if its receiver has finished.
+    pub(super) fn wake_peers(&mut self) {
+        for (peer, inbox) in self.mail.peers.iter().enumerate() {
+            if peer != self.index {
+                let _ = inbox.send(Vec::new());
             }
         }
     }
