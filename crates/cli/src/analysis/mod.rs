@@ -20,6 +20,7 @@
 pub(crate) mod plan;
 pub(crate) mod plots;
 pub(crate) mod replications;
+pub(crate) mod speedup;
 pub(crate) mod statistics;
 pub(crate) mod sweep;
 
