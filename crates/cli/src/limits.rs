@@ -203,7 +203,8 @@ pub(crate) fn check_against(demands: &[Demand], available: Option<u64>) -> Resul
 pub(crate) fn check_run(scenario: &dyn Scenario) -> Result<()> {
     let mut demands = scenario.demands();
     if let Some(replications) = scenario.common().replications {
-        let at_once = rayon::current_num_threads().min(replications.max(1) as usize) as u128;
+        let at_once = crate::analysis::runs_at_once(scenario.common())
+            .min(replications.max(1) as usize) as u128;
         for demand in &mut demands {
             demand.items = demand.items.saturating_mul(at_once);
         }
