@@ -292,7 +292,46 @@ fn speedup_curves_svg(svg: &mut String, plot: &SpeedupPlot) -> Result<()> {
         .max(plot.bound_unit);
     // A log axis: the bounds (tens to hundreds) and the speedups (around one) both stay
     // readable. The room above the highest line is for the legend, clear of the data.
-    let (y_min, y_max) = (y_low / 1.6, y_data_high * 8.0);
+    // Whole decades, so that each end of the axis has a labelled tick.
+    let (y_min, y_max) = (
+        10f64.powf((y_low / 1.3).log10().floor()),
+        10f64.powf((y_data_high * 8.0).log10().ceil()),
+    );
+    // Where each point's value is written: of the points at one x, the highest gets its
+    // label above, the lowest below, any others to the right, so labels never cover each
+    // other when two series come close.
+    let mut label_offsets: Vec<Vec<(i32, i32)>> = plot
+        .series
+        .iter()
+        .map(|s| vec![(10, -6); s.points.len()])
+        .collect();
+    let mut xs: Vec<f64> = plot
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    for x in xs {
+        let mut at_x: Vec<(usize, usize, f64)> = Vec::new();
+        for (series, one) in plot.series.iter().enumerate() {
+            for (index, point) in one.points.iter().enumerate() {
+                if point.0 == x {
+                    at_x.push((series, index, point.1));
+                }
+            }
+        }
+        at_x.sort_by(|a, b| a.2.total_cmp(&b.2));
+        if at_x.len() >= 2 {
+            let (series, index, _) = at_x[0];
+            label_offsets[series][index] = (10, 6);
+            let (series, index, _) = at_x[at_x.len() - 1];
+            label_offsets[series][index] = (10, -20);
+            for (rank, &(series, index, _)) in at_x[1..at_x.len() - 1].iter().enumerate() {
+                label_offsets[series][index] = (14 + 34 * rank as i32, -6);
+            }
+        }
+    }
     let x_range = 0.5..x_max + 0.5;
     let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(drawing)?;
@@ -379,8 +418,14 @@ fn speedup_curves_svg(svg: &mut String, plot: &SpeedupPlot) -> Result<()> {
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], light.stroke_width(1)));
     for (index, one) in plot.series.iter().enumerate() {
         let colour = PALETTE[index % PALETTE.len()];
-        let mut points = one.points.clone();
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut points: Vec<((f64, f64, f64, f64), (i32, i32))> = one
+            .points
+            .iter()
+            .copied()
+            .zip(label_offsets[index].iter().copied())
+            .collect();
+        points.sort_by(|a, b| a.0.0.total_cmp(&b.0.0));
+        let (points, offsets): (Vec<_>, Vec<_>) = points.into_iter().unzip();
         chart
             .draw_series(LineSeries::new(
                 points.iter().map(|p| (p.0, p.1)),
@@ -405,20 +450,13 @@ fn speedup_curves_svg(svg: &mut String, plot: &SpeedupPlot) -> Result<()> {
                     .map(|p| Circle::new((p.0, p.1), 4, colour.filled())),
             )
             .map_err(drawing)?;
-        // The mean speedup beside each point, so the figure can be read without the table:
-        // the first series' labels above their points, the others' below, so that two
-        // series with close values do not write over each other.
-        let dy = if index == 0 {
-            -18
-        } else {
-            4 + 14 * (index as i32 - 1)
-        };
+        // The mean speedup beside each point, so the figure can be read without the table.
         chart
-            .draw_series(points.iter().map(|p| {
+            .draw_series(points.iter().zip(&offsets).map(|(p, &offset)| {
                 EmptyElement::at((p.0, p.1))
                     + Text::new(
                         format!("{:.2}", p.1),
-                        (10, dy),
+                        offset,
                         ("sans-serif", 12).into_font().color(&colour),
                     )
             }))
