@@ -3,7 +3,7 @@
 # and 5) on this machine: `warpsim speedup sharks` at the paper's sizes — 32 to 2,048
 # creatures on 8×8 and 16×16 sectors, end 2000, and 32,000 creatures on 16×16 — on 1, 2 and
 # (oversubscribed on 2 cores) 4 threads, lazy against aggressive cancellation, 3 runs per
-# point (1 for 32,000). One more study raises the granularity with the paper's "delay loops"
+# point. One more study raises the granularity with the paper's "delay loops"
 # (`--work`). Each study's JSON and SVG go to OUT (default sharks-paper/), the machine's load
 # is printed before each, and a summary in Markdown follows (the tables of BENCHMARKS.md).
 # Nothing else should run meanwhile: the studies are timings.
@@ -28,7 +28,7 @@ for sectors in 8x8 16x16; do
     done
 done
 study "sharks-2048-8x8-work2000" --creatures 2048 --sectors 8x8 --work 2000 --repeat 3
-study "sharks-32000-16x16" --creatures 32000 --sectors 16x16 --repeat 1
+study "sharks-32000-16x16" --creatures 32000 --sectors 16x16 --repeat 3
 python3 - "$out" <<'PY'
 import json, pathlib, sys
 out = pathlib.Path(sys.argv[1])

@@ -259,6 +259,16 @@ pub(crate) fn speedup_curves(path: &Path, plot: &SpeedupPlot) -> Result<()> {
     crate::files::write_text(path, &svg)
 }
 
+/// A ratio (a speedup) with two decimals, or two significant digits below 0.1, so that small
+/// speedups are not all written `0.01`.
+pub(crate) fn ratio_text(value: f64) -> String {
+    if !value.is_finite() {
+        return "-".into();
+    }
+    let decimals = (1 - value.abs().max(1e-9).log10().floor() as i32).clamp(2, 9) as usize;
+    format!("{value:.decimals$}")
+}
+
 /// Tick labels of a log axis: enough digits to tell the ticks apart, no more.
 fn log_tick(value: f64) -> String {
     if value >= 10.0 {
@@ -295,7 +305,7 @@ fn speedup_curves_svg(svg: &mut String, plot: &SpeedupPlot) -> Result<()> {
     // Whole decades, so that each end of the axis has a labelled tick.
     let (y_min, y_max) = (
         10f64.powf((y_low / 1.3).log10().floor()),
-        10f64.powf((y_data_high * 8.0).log10().ceil()),
+        10f64.powf((y_data_high * 3.0).log10().ceil()),
     );
     // Where each point's value is written: of the points at one x, the highest gets its
     // label above, the lowest below, any others to the right, so labels never cover each
@@ -455,7 +465,7 @@ fn speedup_curves_svg(svg: &mut String, plot: &SpeedupPlot) -> Result<()> {
             .draw_series(points.iter().zip(&offsets).map(|(p, &offset)| {
                 EmptyElement::at((p.0, p.1))
                     + Text::new(
-                        format!("{:.2}", p.1),
+                        ratio_text(p.1),
                         offset,
                         ("sans-serif", 12).into_font().color(&colour),
                     )

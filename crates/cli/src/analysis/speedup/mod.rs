@@ -676,5 +676,9 @@ mod tests {
         assert_eq!(default_threads(1), [1, 2]);
         assert_eq!(default_threads(2), [1, 2]);
         assert_eq!(default_threads(6), [1, 2, 4]);
+        assert_eq!(crate::analysis::plots::ratio_text(1.234), "1.23");
+        assert_eq!(crate::analysis::plots::ratio_text(0.5), "0.50");
+        assert_eq!(crate::analysis::plots::ratio_text(0.0123), "0.012");
+        assert_eq!(crate::analysis::plots::ratio_text(0.075), "0.075");
     }
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value, json};
 
 use super::{Row, RunRecord, Study};
-use crate::analysis::plots::{SpeedupPlot, SpeedupSeries};
+use crate::analysis::plots::{SpeedupPlot, SpeedupSeries, ratio_text};
 
 /// A JSON number, or null when it is not finite.
 fn number(value: f64) -> Value {
@@ -267,14 +267,14 @@ pub(super) fn table_text(study: &Study) -> String {
             row.cancellation.unwrap_or("-").to_string(),
             seconds(row.time_mean),
             seconds(row.time_min),
-            format!("{:.2}", row.speedup),
+            ratio_text(row.speedup),
             format!("{:.0}%", row.efficiency * 100.0),
             format!("{:.0}%", row.of_bound * 100.0),
             format!("{:.3}", row.commit_ratio),
             format!("{:.0}", row.rollbacks),
             format!("{:.0}", row.antimessages),
             format!("{:.0}", row.lazy_hits),
-            format!("{:.2}", row.zero_overhead_speedup),
+            ratio_text(row.zero_overhead_speedup),
         ]);
     }
     let widths: Vec<usize> = (0..header.len())
