@@ -183,6 +183,11 @@ pub(crate) struct CommonArgs {
     /// Compute the critical path and the available parallelism (events cost 1, or `ns`).
     #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "unit")]
     pub(crate) critical_path: Option<CostArg>,
+    /// Also fingerprint the committed events' contents (`content_hash`), to compare kernels
+    /// on what handlers were given, not only on which events ran (costs an encoding per
+    /// event).
+    #[arg(long)]
+    pub(crate) content_hash: bool,
     /// Print exactly one JSON object on stdout instead of the readable report.
     #[arg(long)]
     pub(crate) json: bool,

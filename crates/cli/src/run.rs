@@ -124,6 +124,9 @@ pub(crate) fn run_config(common: &CommonArgs, seed: u64, end: f64) -> RunConfig 
     if let Some(max_events) = common.max_events {
         config = config.max_events(max_events);
     }
+    if common.content_hash {
+        config = config.content_hash(true);
+    }
     if let Some(cost) = common.critical_path {
         config = config.critical_path(cost.into());
     }

@@ -225,3 +225,22 @@ fn every_window_and_save_setting_commits_the_same_events() {
         );
     }
 }
+
+#[test]
+fn the_content_hash_matches_across_kernels_and_is_off_by_default() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "sharks", "--creatures", "256", "--sectors", "4x4"];
+        args.extend_from_slice(extra);
+        args.push("--json");
+        let output = warpsim(&args);
+        assert!(output.status.success(), "{output:?}");
+        serde_json::from_slice::<serde_json::Value>(&output.stdout).unwrap()
+    };
+    let plain = run(&[]);
+    assert!(plain["content_hash"].is_null());
+    let sequential = run(&["--content-hash"]);
+    let timewarp = run(&["--content-hash", "--kernel", "timewarp", "--threads", "2"]);
+    assert!(sequential["content_hash"].is_string());
+    assert_eq!(sequential["content_hash"], timewarp["content_hash"]);
+    assert_eq!(sequential["trace_hash"], plain["trace_hash"]);
+}

@@ -236,19 +236,30 @@ fn threads_beyond_what_helps_are_capped_with_one_note() {
 
 #[test]
 fn output_paths_are_checked_before_the_run() {
-    // `--kernel mpi` fails only when the run starts (this binary has no MPI): the path error
+    // A budget below the starting events fails only when the run starts: the path error
     // coming instead proves the check came first.
     let output = warpsim(&[
         "run",
         "sharks",
         "--kernel",
-        "mpi",
+        "timewarp",
+        "--memory",
+        "16",
         "--deaths",
         "/nonexistent/d.csv",
     ]);
     assert_refused(&output, &["--deaths /nonexistent/d.csv", "does not exist"]);
     let dir = scratch("checked");
-    let output = warpsim(&["run", "sharks", "--kernel", "mpi", "--plot", path(&dir)]);
+    let output = warpsim(&[
+        "run",
+        "sharks",
+        "--kernel",
+        "timewarp",
+        "--memory",
+        "16",
+        "--plot",
+        path(&dir),
+    ]);
     assert_refused(&output, &["--plot", "is a directory"]);
     let output = warpsim(&[
         "sweep",
@@ -363,7 +374,9 @@ fn a_failed_run_writes_no_deaths_and_keeps_the_previous_file() {
         "run",
         "sharks",
         "--kernel",
-        "mpi",
+        "timewarp",
+        "--memory",
+        "16",
         "--deaths",
         path(&deaths),
     ]);
@@ -645,11 +658,17 @@ fn toml_errors_are_reported_at_their_line() {
 
 #[test]
 fn a_failed_run_prints_nothing_on_stdout() {
+    // A memory budget smaller than the events pending at the start stops a Time Warp run
+    // before it runs anything, whatever features the binary was built with.
+    let refused = ["--kernel", "timewarp", "--memory", "16"];
     for args in [
-        &["run", "phold", "--lps", "64", "--kernel", "mpi"][..],
-        &["run", "phold", "--lps", "64", "--kernel", "mpi", "--json"][..],
-        &["run", "pets", "--tasks", "100", "--kernel", "mpi"][..],
+        &["run", "phold", "--lps", "64"][..],
+        &["run", "phold", "--lps", "64", "--json"][..],
+        &["run", "pets", "--tasks", "100"][..],
     ] {
+        let mut args = args.to_vec();
+        args.extend(refused);
+        let args = &args[..];
         assert_refused(
             &warpsim(args),
             &["run stopped at time 0 after 0 committed events"],

@@ -24,6 +24,9 @@ pub struct RunConfig {
     pub max_events: Option<u64>,
     /// Compute the critical path, pricing events this way (default: off).
     pub critical_path: Option<CostModel>,
+    /// Also fingerprint the contents of the committed events (default: off; see
+    /// [`RunConfig::content_hash`]).
+    pub content_hash: bool,
 }
 
 impl RunConfig {
@@ -34,6 +37,7 @@ impl RunConfig {
             end_time: f64::INFINITY,
             max_events: None,
             critical_path: None,
+            content_hash: false,
         }
     }
 
@@ -46,6 +50,16 @@ impl RunConfig {
     /// Sets the event limit.
     pub fn max_events(mut self, max_events: u64) -> RunConfig {
         self.max_events = Some(max_events);
+        self
+    }
+
+    /// Also computes [`Report::content_hash`](crate::Report::content_hash): a fingerprint of
+    /// every committed event's *contents* (its serde encoding) with its key and destination,
+    /// so that a cross-kernel comparison catches any difference in what handlers were given,
+    /// not only in which events ran. It costs an encoding per event, so it is off by default;
+    /// the equivalence tests turn it on.
+    pub fn content_hash(mut self, on: bool) -> RunConfig {
+        self.content_hash = on;
         self
     }
 

@@ -73,7 +73,7 @@ pub use model::{Committed, Ctx, Discard, EventHandle, LogicalProcess, OutputSink
 /// LP's kernel-side state and a [`Ctx`] that records effects instead of applying them.
 /// Models never need this module.
 pub mod kernel_api {
-    pub use crate::model::{Effect, LpMeta, deliver_guarded};
+    pub use crate::model::{Effect, LpMeta, deliver_guarded, encode_event};
     pub use crate::sequential::panic_message;
 }
 pub use pending::QueueKind;

@@ -55,9 +55,13 @@ use crate::time::{EventKey, LpId, Time};
 pub trait LogicalProcess: Clone + Send + 'static {
     /// The events this LP receives (and sends: all LPs of a model share one event type).
     ///
-    /// `PartialEq` lets an optimistic kernel with lazy cancellation recognise that a
-    /// re-executed event sent exactly the message it sent before, and keep it.
-    type Event: Clone + PartialEq + Send + 'static;
+    /// Events are plain data: `#[derive(Clone, Serialize, Deserialize)]` (serde) is all a
+    /// model writes. The encoding is what lets an optimistic kernel with lazy cancellation
+    /// recognise, *exactly*, that a re-executed event sent the message it sent before (a
+    /// hand-written `PartialEq` could ignore a field and let a wrong message stand); it also
+    /// carries events between processes (MPI) and into checkpoints, and feeds the optional
+    /// content hash ([`RunConfig::content_hash`](crate::RunConfig::content_hash)).
+    type Event: Clone + Send + serde::Serialize + serde::de::DeserializeOwned + 'static;
     /// What the model reports through [`Ctx::emit`].
     type Output: Send + 'static;
 
@@ -87,7 +91,7 @@ pub trait LogicalProcess: Clone + Send + 'static {
 /// Handles are plain data: keep them in LP state. A handle of an event that was already
 /// handled, or cancelled, is simply refused (`cancel` returns `false`). Two handles are equal
 /// when they name the same event.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct EventHandle {
     key: EventKey,
     dest: LpId,
@@ -687,6 +691,21 @@ pub fn deliver_guarded<O, S: OutputSink<O> + ?Sized>(
             message: crate::sequential::panic_message(payload.as_ref()),
         },
     )
+}
+
+/// Encodes `event` (its serde encoding, postcard) into `bytes`, cleared first: what lazy
+/// cancellation compares and the content hash fingerprints (kernels only; see
+/// [`kernel_api`](crate::kernel_api)). Returns `false` when the model's `Serialize` fails.
+///
+/// A `Serialize` that panics is an encoding that fails, too: it is user code, and an
+/// encoding only ever decides whether two events are the same (never, then) or feeds a
+/// fingerprint (of nothing, then), so failing safe is better than failing the run.
+pub fn encode_event<E: serde::Serialize>(event: &E, bytes: &mut Vec<u8>) -> bool {
+    bytes.clear();
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        postcard::to_io(event, &mut *bytes).is_ok()
+    }))
+    .unwrap_or(false)
 }
 
 /// A sink that drops every output (for benchmarks).

@@ -54,6 +54,37 @@ impl TraceHash {
         self.count += 1;
     }
 
+    /// Adds one committed event with its contents, `bytes` (its encoding; see
+    /// [`RunConfig::content_hash`](crate::RunConfig::content_hash)).
+    ///
+    /// ```
+    /// use warpsim_core::{EventKey, LpId, TraceHash};
+    /// let key = EventKey::init(LpId::new(0));
+    /// let (mut a, mut b) = (TraceHash::default(), TraceHash::default());
+    /// a.add_content(&key, LpId::new(1), &[1, 2, 3]);
+    /// b.add_content(&key, LpId::new(1), &[1, 2, 4]);
+    /// assert_ne!(a, b);
+    /// ```
+    #[inline]
+    pub fn add_content(&mut self, key: &EventKey, dest: LpId, bytes: &[u8]) {
+        let mut h = mix(key.time.as_f64().to_bits() ^ 0x5851_f42d_4c95_7f2d);
+        h = mix(h ^ (u64::from(key.age) << 32 | u64::from(key.src.get())));
+        h = mix(h ^ key.sent.as_f64().to_bits());
+        h = mix(h ^ key.id);
+        h = mix(h ^ u64::from(dest.get()));
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            h = mix(h ^ u64::from_le_bytes(word));
+        }
+        let mut tail = [0u8; 8];
+        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        h = mix(h ^ u64::from_le_bytes(tail) ^ ((bytes.len() as u64) << 56));
+        self.sum = self.sum.wrapping_add(h);
+        self.count += 1;
+    }
+
     /// Merges the hash of another, disjoint set of committed events (from another thread).
     pub fn merge(&mut self, other: &TraceHash) {
         self.sum = self.sum.wrapping_add(other.sum);
@@ -177,8 +208,11 @@ pub struct Report {
     pub wall_seconds: f64,
     /// `events_committed / wall_seconds`.
     pub events_per_second: f64,
-    /// Fingerprint of the committed events.
+    /// Fingerprint of the committed events (keys and destinations).
     pub trace_hash: TraceHash,
+    /// Fingerprint of the committed events with their contents, when the run was asked for
+    /// it ([`RunConfig::content_hash`](crate::RunConfig::content_hash)).
+    pub content_hash: Option<TraceHash>,
     /// Largest number of events pending at once.
     pub peak_pending: usize,
     /// Events still pending when the run stopped.
@@ -201,6 +235,7 @@ impl Report {
             wall_seconds: 0.0,
             events_per_second: 0.0,
             trace_hash: TraceHash::default(),
+            content_hash: None,
             peak_pending: 0,
             pending_at_end: 0,
             critical_path: None,
@@ -246,6 +281,10 @@ impl fmt::Display for Report {
                 cp.length, cp.total_cost, cp.parallelism
             )?;
         }
-        write!(f, "trace hash        {}", self.trace_hash)
+        write!(f, "trace hash        {}", self.trace_hash)?;
+        if let Some(content) = &self.content_hash {
+            write!(f, "\ncontent hash      {content}")?;
+        }
+        Ok(())
     }
 }

@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use crate::error::{RunError, SimError};
 use crate::kernel::{Kernel, RunConfig};
-use crate::model::{Backend, Committed, Ctx, LogicalProcess, LpMeta, OutputSink, deliver_guarded};
+use crate::model::{
+    Backend, Committed, Ctx, LogicalProcess, LpMeta, OutputSink, deliver_guarded, encode_event,
+};
 use crate::pending::{Pending, PendingQueue, QueueKind};
 use crate::report::{CostModel, CriticalPath, Report, StopReason, TraceHash};
 use crate::time::{EventKey, LpId, Time};
@@ -234,6 +236,10 @@ impl Sequential {
         let mut error: Option<SimError> = None;
         let mut sent: Vec<warpsim_queue::Handle> = Vec::new();
         let mut trace = TraceHash::default();
+        let content_on = config.content_hash;
+        let mut content = TraceHash::default();
+        let mut encoded: Vec<u8> = Vec::new();
+        let mut encoded_ok = false;
         let critical = config.critical_path;
         let mut total_cost = 0.0f64;
         let mut longest = 0.0f64;
@@ -312,6 +318,7 @@ impl Sequential {
                 report.events_committed = committed;
                 report.events_processed = committed;
                 report.trace_hash = trace;
+                report.content_hash = content_on.then_some(content);
                 report.end_time = last_time;
                 report.pending_at_end = queue.len() + 1;
                 return fail(SimError::DuplicateKey { dest, key }, report);
@@ -341,6 +348,10 @@ impl Sequential {
                 outputs: &mut outputs,
                 error: &mut error,
             };
+            if content_on {
+                // Before the handler takes the event; added once it has run without panicking.
+                encoded_ok = encode_event(&event, &mut encoded);
+            }
             let model = &mut slot.model;
             let handler_started = match critical {
                 Some(CostModel::Nanos) => Some(Instant::now()),
@@ -380,6 +391,7 @@ impl Sequential {
                 report.events_committed = committed;
                 report.events_processed = committed;
                 report.trace_hash = trace;
+                report.content_hash = content_on.then_some(content);
                 report.end_time = last_time;
                 report.pending_at_end = queue.len();
                 return fail(
@@ -394,6 +406,12 @@ impl Sequential {
             committed += 1;
             last_time = key.time.as_f64();
             trace.add(&key, dest);
+            if content_on {
+                if !encoded_ok {
+                    encoded.clear();
+                }
+                content.add_content(&key, dest, &encoded);
+            }
             // Most events emit nothing; an empty `drain` still costs a few dozen instructions.
             if !outputs.is_empty() {
                 for output in outputs.drain(..) {
@@ -413,6 +431,7 @@ impl Sequential {
                 report.events_committed = committed;
                 report.events_processed = committed;
                 report.trace_hash = trace;
+                report.content_hash = content_on.then_some(content);
                 report.end_time = last_time;
                 report.pending_at_end = queue.len();
                 return fail(error, report);
@@ -429,6 +448,7 @@ impl Sequential {
         report.events_committed = committed;
         report.events_processed = committed;
         report.trace_hash = trace;
+        report.content_hash = content_on.then_some(content);
         report.stop_reason = stop_reason;
         report.end_time = match stop_reason {
             StopReason::EndTime => end_time,

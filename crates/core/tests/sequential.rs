@@ -123,7 +123,7 @@ struct Canceller {
     handles: Vec<EventHandle>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 enum Cmd {
     Fire(u32),
     Act,

@@ -68,7 +68,8 @@ impl TimeWarp {
             checkpoint_auto: self.adaptive_checkpoint,
             ..TimeWarpStats::default()
         };
-        let report = Report::new(self.name(), config.seed, n_lps);
+        let mut report = Report::new(self.name(), config.seed, n_lps);
+        report.content_hash = config.content_hash.then(TraceHash::default);
         let fail = |error: SimError, mut report: Report| {
             report.stop_reason = StopReason::Error;
             report.wall_seconds = started.elapsed().as_secs_f64();
@@ -238,6 +239,9 @@ where
     for summary in summaries {
         let counters = &summary.counters;
         trace.merge(&summary.trace);
+        if let Some(content) = &mut report.content_hash {
+            content.merge(&summary.content);
+        }
         last_commit = last_commit.max(summary.last_commit);
         report.events_committed += counters.committed;
         report.events_processed += counters.processed;

@@ -36,9 +36,9 @@
 //! key, so no handle map is needed; the smallest event sits inline in the LP record and the
 //! others in a small sorted `Vec`, or a `BTreeMap` once there are many, so the usual LP with
 //! one or a few pending events never allocates per event), the list of processed events with a
-//! state save (`Clone` of the model and its random stream and send counter) every `k`-th
-//! event, and a log of what each event sent, cancelled and moved; a lazy 4-ary heap of 16-byte
-//! entries orders the LPs by their smallest pending key. By default each worker adapts `k` at
+//! state save (`Clone` of the model and its random stream) every `k`-th event, and a log of
+//! what each event sent, cancelled and moved; a lazy ladder queue of 16-byte entries orders
+//! the LPs by their smallest pending key. By default each worker adapts `k` at
 //! every GVT from timed samples of a save and of an event and its rollbacks per event
 //! ([`TimeWarp::checkpoint_interval`]). Handlers run with a buffered [`Ctx`](warpsim_core::Ctx) whose
 //! recorded effects the worker turns into messages: to its own LPs through a local FIFO, to
@@ -47,7 +47,8 @@
 //! A message for an event at or before an LP's last processed event rolls the LP back:
 //! restore the nearest save, coast forward to the target, put the undone events back, and
 //! undo their effects (antimessages at once in aggressive mode; in lazy mode only for the
-//! sends that re-execution does not regenerate identically). Model `cancel` and
+//! sends that re-execution does not regenerate identically — same key, which causal
+//! identity keeps for a regenerated send, and the same encoding, byte for byte). Model `cancel` and
 //! `reschedule` travel as withdraw and move messages, undone by restore and reverse moves.
 //!
 //! GVT is computed by Fujimoto and Hybinette's asynchronous shared-memory algorithm without
@@ -92,8 +93,9 @@
 //!   while its state is speculative is reported as a [`Warning::SlowSpeculativeHandler`]
 //!   naming the LP and time ([`TimeWarp::slow_handler_after`]). Allocating without bound on
 //!   a wrong state aborts the process, as it would sequentially.
-//! - relies on the event's `PartialEq` (lazy cancellation) and the model's `Clone` (state
-//!   saves) behaving as plain data: a panic in either is a typed error, never a hang.
+//! - relies on the model's `Clone` (state saves) and the event's `Serialize` (lazy
+//!   cancellation compares encodings) behaving as plain data: a panic in `Clone` is a typed
+//!   error, one in `Serialize` an encoding that matches nothing — never a hang.
 //!
 //! **Load balancing** (optional, [`TimeWarp::load_balancing`]): at GVT, the most loaded LPs of
 //! the busiest worker move, with their whole optimistic state, to the idlest one.

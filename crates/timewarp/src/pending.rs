@@ -150,6 +150,22 @@ impl<E> Pending<E> {
         }
     }
 
+    /// The event under `key`.
+    pub(crate) fn get(&self, key: &EventKey) -> Option<&E> {
+        match &self.first {
+            Some((first, event)) if first == key => Some(event),
+            Some((first, _)) if key > first => {
+                if self.big.is_empty() {
+                    let index = self.search(key).ok()?;
+                    Some(&self.small[index].1)
+                } else {
+                    self.big.get(key)
+                }
+            }
+            _ => None,
+        }
+    }
+
     /// Whether an event is pending under `key`.
     pub(crate) fn contains_key(&self, key: &EventKey) -> bool {
         match &self.first {
@@ -197,6 +213,7 @@ mod tests {
             assert_eq!(pending.len(), reference.len());
             assert_eq!(pending.first_key(), reference.keys().next().copied());
             assert_eq!(pending.contains_key(&k), reference.contains_key(&k));
+            assert_eq!(pending.get(&k), reference.get(&k));
         }
     }
 }

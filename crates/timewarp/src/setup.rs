@@ -211,6 +211,7 @@ impl TimeWarp {
             balance: self.load_balancing && threads > 1,
             end_time: self.config.end_time,
             n_lps,
+            content_hash: self.config.content_hash,
         }
     }
 }

@@ -26,6 +26,8 @@ pub(crate) struct Settings {
     pub(crate) balance: bool,
     pub(crate) end_time: f64,
     pub(crate) n_lps: u32,
+    /// Fingerprint committed events' contents too (`RunConfig::content_hash`).
+    pub(crate) content_hash: bool,
 }
 
 /// The error that stops every worker, and the key up to which they commit.
@@ -113,7 +115,7 @@ impl<O> Shared<O> {
     }
 
     /// Stops the run at once after a failure outside the model's handlers (a panic in the
-    /// model's `Clone` or `PartialEq` while the kernel copies or compares, in the output
+    /// model's `Clone` while the kernel copies, in the output
     /// sink, or in the kernel): records `info`, and breaks every barrier so that no thread
     /// waits for one that will not come. Outputs below `info.key` (GVT) still commit.
     pub(crate) fn abort(&self, info: StopInfo<O>) {
@@ -203,6 +205,7 @@ pub(crate) enum ToCoordinator<O> {
 pub(crate) struct Summary {
     pub(crate) lps: usize,
     pub(crate) trace: TraceHash,
+    pub(crate) content: TraceHash,
     pub(crate) counters: Counters,
     pub(crate) pending_at_end: usize,
     pub(crate) last_commit: f64,

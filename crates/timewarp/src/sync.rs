@@ -84,6 +84,38 @@ impl Rendezvous {
     }
 }
 
+/// Brings `parties` threads (those of `barrier`) to quiescence: no message between them
+/// unabsorbed. Each thread calls it with its own `state`: `flush` sends what it holds (each
+/// sent message counted up in the shared count `unabsorbed` reads, before it is sent),
+/// `absorb` takes in what reached it (counting down, and possibly sending more: absorbing can
+/// roll an LP back and send antimessages). Rounds of flush, meet, absorb, flush, meet, read
+/// the count, meet repeat until the count read between the last two meetings is zero: all
+/// threads read it there, between the same meetings, so all see the same value and leave
+/// together; and a zero there means every message sent was absorbed, and nobody sends again
+/// until the caller moves on. Returns `false` if the barrier broke (a thread failed).
+pub(crate) fn quiesce<T>(
+    state: &mut T,
+    barrier: &Rendezvous,
+    unabsorbed: impl Fn() -> i64,
+    flush: impl Fn(&mut T),
+    absorb: impl Fn(&mut T),
+) -> bool {
+    loop {
+        flush(state);
+        let met = barrier.wait();
+        absorb(state);
+        flush(state);
+        let met = met && barrier.wait();
+        let left = unabsorbed();
+        if !(met && barrier.wait()) {
+            return false;
+        }
+        if left == 0 {
+            return true;
+        }
+    }
+}
+
 #[cfg(not(loom))]
 fn lock(mutex: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
     // The critical sections only assign plain fields: a panic cannot leave them half done.
@@ -162,8 +194,115 @@ mod tests {
 
 #[cfg(all(test, loom))]
 mod loom_tests {
-    use super::Rendezvous;
+    use super::{Rendezvous, quiesce};
     use loom::sync::Arc;
+    use loom::sync::atomic::{AtomicI64, Ordering};
+    use loom::sync::mpsc::{Receiver, Sender, channel};
+
+    /// One side of a migration's quiescence: an outbox to the peer, an inbox, and whether
+    /// to answer the first message it absorbs with one of its own (as a rollback answers a
+    /// straggler with an antimessage).
+    struct Side {
+        outbox: Vec<u32>,
+        to_peer: Sender<u32>,
+        inbox: Receiver<u32>,
+        answer: bool,
+        in_flight: Arc<AtomicI64>,
+        absorbed: u32,
+    }
+
+    fn flush(side: &mut Side) {
+        for message in side.outbox.drain(..) {
+            side.in_flight.fetch_add(1, Ordering::SeqCst);
+            side.to_peer.send(message).unwrap();
+        }
+    }
+
+    fn absorb(side: &mut Side) {
+        while let Ok(message) = side.inbox.try_recv() {
+            side.in_flight.fetch_sub(1, Ordering::SeqCst);
+            side.absorbed += 1;
+            if side.answer {
+                side.answer = false;
+                side.outbox.push(message + 100);
+            }
+        }
+    }
+
+    /// The end-of-run handshake (`Worker::finish`): each worker flushes its last messages,
+    /// meets the others at `barrier`, then at `landed` (where a distributed run's gateway
+    /// delivers what is in flight between ranks), and only then takes its inbox to count
+    /// what is left pending. Whatever any worker sent before the first meeting is in its
+    /// receiver's inbox after the second, in every interleaving.
+    #[test]
+    fn messages_sent_before_the_end_handshake_are_there_after_it() {
+        loom::model(|| {
+            let barrier = Arc::new(Rendezvous::new(2));
+            let landed = Arc::new(Rendezvous::new(2));
+            let (to_b, b_inbox) = channel::<u32>();
+            let (to_a, a_inbox) = channel::<u32>();
+            let (barrier_b, landed_b) = (barrier.clone(), landed.clone());
+            let thread = loom::thread::spawn(move || {
+                to_a.send(2).unwrap();
+                assert!(barrier_b.wait());
+                assert!(landed_b.wait());
+                b_inbox.try_recv().ok()
+            });
+            to_b.send(1).unwrap();
+            assert!(barrier.wait());
+            assert!(landed.wait());
+            assert_eq!(a_inbox.try_recv().ok(), Some(2));
+            assert_eq!(thread.join().unwrap(), Some(1));
+        });
+    }
+
+    /// The end-of-migration state: nothing in flight and every message absorbed, on both
+    /// sides, in every interleaving (the messages that start out and the answers they
+    /// provoke included).
+    #[test]
+    fn quiescence_leaves_nothing_in_flight() {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(2);
+        builder.check(|| {
+            let barrier = Arc::new(Rendezvous::new(2));
+            let in_flight = Arc::new(AtomicI64::new(0));
+            let (to_b, b_inbox) = channel();
+            let (to_a, a_inbox) = channel();
+            let side = |outbox, to_peer, inbox, answer| Side {
+                outbox,
+                to_peer,
+                inbox,
+                answer,
+                in_flight: in_flight.clone(),
+                absorbed: 0,
+            };
+            let mut b = side(vec![], to_a, b_inbox, true);
+            let (barrier_b, count_b) = (barrier.clone(), in_flight.clone());
+            let thread = loom::thread::spawn(move || {
+                let quiet = quiesce(
+                    &mut b,
+                    &barrier_b,
+                    || count_b.load(Ordering::SeqCst),
+                    flush,
+                    absorb,
+                );
+                (quiet, b.absorbed)
+            });
+            let mut a = side(vec![1], to_b, a_inbox, false);
+            let quiet = quiesce(
+                &mut a,
+                &barrier,
+                || in_flight.load(Ordering::SeqCst),
+                flush,
+                absorb,
+            );
+            let (quiet_b, absorbed_b) = thread.join().unwrap();
+            assert!(quiet && quiet_b);
+            assert_eq!(in_flight.load(Ordering::SeqCst), 0);
+            // A's message reached B, and B's answer reached A.
+            assert_eq!((a.absorbed, absorbed_b), (1, 1));
+        });
+    }
 
     #[test]
     fn two_parties_meet_twice() {

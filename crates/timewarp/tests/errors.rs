@@ -12,11 +12,12 @@ use warpsim_timewarp::{Cancellation, TimeWarp};
 fn real_errors_match_the_sequential_kernel() {
     for panic in [false, true] {
         let lps = || vec![Misbehave { bad: 2, panic }; 6];
-        let (expected, expected_outputs) = sequential(RunConfig::new(1), lps());
+        let config = RunConfig::new(1).content_hash(true);
+        let (expected, expected_outputs) = sequential(config.clone(), lps());
         let expected = expected.unwrap_err();
         for threads in 1..=4 {
             for cancellation in [Cancellation::Aggressive, Cancellation::Lazy] {
-                let kernel = TimeWarp::new(RunConfig::new(1))
+                let kernel = TimeWarp::new(config.clone())
                     .threads(threads)
                     .cancellation(cancellation);
                 let (result, outputs, _) = timewarp(&kernel, lps());
@@ -27,6 +28,8 @@ fn real_errors_match_the_sequential_kernel() {
                     "{threads} threads, panic {panic}"
                 );
                 assert_eq!(error.partial.trace_hash, expected.partial.trace_hash);
+                // The failing event commits (a bad delay) or not (a panic) with its contents.
+                assert_eq!(error.partial.content_hash, expected.partial.content_hash);
                 assert_eq!(
                     outputs, expected_outputs,
                     "{threads} threads, panic {panic}"
@@ -56,7 +59,7 @@ struct Phantom {
     seen_early: bool,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 enum Ph {
     Chain(u32),
     Early,

@@ -50,7 +50,7 @@ fn within_stack<R: Send + 'static>(
 
 /// A ring of LPs passing tokens, which rolls back on more than one thread. `Clone` panics
 /// once an LP has handled `clone_bomb` events (never, by default), and the event type's
-/// `PartialEq` panics when `eq_bomb` is set.
+/// `PartialEq` panics when `bomb` is set.
 #[derive(Default)]
 struct Ring {
     handled: u32,
@@ -69,18 +69,32 @@ impl Clone for Ring {
     }
 }
 
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug)]
 struct Token {
     hops: u32,
-    eq_bomb: bool,
+    /// `Serialize` panics on this token (and `PartialEq` always does: no kernel may call it).
+    bomb: bool,
 }
 
 impl PartialEq for Token {
-    fn eq(&self, other: &Token) -> bool {
-        if self.eq_bomb {
-            panic!("PartialEq bomb");
+    fn eq(&self, _: &Token) -> bool {
+        panic!("PartialEq bomb: kernels must never compare events with it");
+    }
+}
+
+impl serde::Serialize for Token {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.bomb {
+            panic!("Serialize bomb");
         }
-        self.hops == other.hops
+        serializer.serialize_u32(self.hops)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Token {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let hops = u32::deserialize(deserializer)?;
+        Ok(Token { hops, bomb: false })
     }
 }
 
@@ -90,8 +104,8 @@ impl LogicalProcess for Ring {
     fn init(&mut self, ctx: &mut Ctx<Self>) {
         for _ in 0..4 {
             let delay = ctx.rng().random_range(0.1..1.0);
-            let eq_bomb = false;
-            ctx.schedule(delay, Token { hops: 0, eq_bomb });
+            let bomb = false;
+            ctx.schedule(delay, Token { hops: 0, bomb });
         }
     }
     fn on_event(&mut self, token: Token, ctx: &mut Ctx<Self>) {
@@ -125,7 +139,11 @@ fn ring(n: usize, clone_bomb: Option<u32>) -> Vec<Ring> {
 }
 
 fn kernel(threads: usize) -> TimeWarp {
-    TimeWarp::new(RunConfig::new(5).end_time(40.0))
+    kernel_with(RunConfig::new(5).end_time(40.0), threads)
+}
+
+fn kernel_with(config: RunConfig, threads: usize) -> TimeWarp {
+    TimeWarp::new(config)
         .threads(threads)
         .partition(Partition::RoundRobin)
         .checkpoint_interval(1)
@@ -176,44 +194,39 @@ fn a_clone_that_panics_late_reports_the_first_failing_save_on_every_thread_count
 }
 
 #[test]
-fn a_partial_eq_that_panics_never_hangs_the_run() {
-    // Lazy cancellation compares a re-sent event with the one sent before; the comparison
-    // happens only after rollbacks, so the run either matches the sequential kernel or stops
-    // with a typed error naming `PartialEq`.
-    let (expected, expected_outputs) = sequential(RunConfig::new(5).end_time(40.0), eq_ring(16));
+fn a_serialize_that_panics_never_hangs_nor_changes_the_run() {
+    // Lazy cancellation compares a re-sent event's encoding with the one sent before, and
+    // the content hash encodes every committed event: a `Serialize` that panics counts as an
+    // encoding that fails — never equal to anything (an antimessage and a fresh send, as in
+    // aggressive mode), hashed as empty on every kernel. The run matches the sequential
+    // kernel, contents fingerprint included; and `PartialEq`, which panics too, is never
+    // called.
+    let config = RunConfig::new(5).end_time(40.0).content_hash(true);
+    let (expected, expected_outputs) = sequential(config.clone(), eq_ring(16));
     let expected = expected.unwrap();
-    let mut failed = 0;
+    let mut compared = false;
     for threads in [1, 2, 4] {
         for _ in 0..3 {
-            let (result, outputs) = within("PartialEq bomb", move || {
+            let config = config.clone();
+            let (result, outputs, stats) = within("Serialize bomb", move || {
                 let mut outputs = Vec::new();
-                let result = kernel(threads)
+                let (result, stats) = kernel_with(config, threads)
                     .cancellation(Cancellation::Lazy)
-                    .run(eq_ring(16), &mut outputs);
-                (result, outputs)
+                    .run_with_stats(eq_ring(16), &mut outputs);
+                (result, outputs, stats)
             });
-            match result {
-                Ok(report) => {
-                    assert_eq!(report.trace_hash, expected.trace_hash);
-                    assert_eq!(outputs, expected_outputs);
-                }
-                Err(error) => match &error.error {
-                    SimError::ModelPanic { message, .. } => {
-                        assert!(message.contains("PartialEq"), "{message}");
-                        assert!(threads > 1, "one thread never rolls back");
-                        failed += 1;
-                    }
-                    other => panic!("{threads} threads: {other:?}"),
-                },
-            }
+            let report = result.unwrap();
+            assert_eq!(report.trace_hash, expected.trace_hash);
+            assert_eq!(report.content_hash, expected.content_hash);
+            assert_eq!(outputs, expected_outputs);
+            compared |= stats.rolled_back > 0;
         }
     }
-    // The ring rolls back on several threads, and lazy cancellation compares: the failing
-    // path was taken (not only the runs that happened not to compare).
-    assert!(failed > 0);
+    // Rollbacks happened, so re-sent events were compared (not only runs that never did).
+    assert!(compared);
 }
 
-/// The ring, with tokens whose `PartialEq` panics.
+/// The ring, with tokens whose `Serialize` (and `PartialEq`) panic.
 #[derive(Clone, Default)]
 struct EqRing(Ring);
 
@@ -227,7 +240,7 @@ impl LogicalProcess for EqRing {
                 delay,
                 Token {
                     hops: 0,
-                    eq_bomb: true,
+                    bomb: true,
                 },
             );
         }
@@ -321,6 +334,23 @@ struct Heavy<const N: usize> {
 #[derive(Clone, PartialEq, Debug)]
 struct Payload<const N: usize>([u64; N]);
 
+// By hand: serde's derive does not cover arrays this long.
+impl<const N: usize> serde::Serialize for Payload<N> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter())
+    }
+}
+
+impl<'de, const N: usize> serde::Deserialize<'de> for Payload<N> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let words = Vec::<u64>::deserialize(deserializer)?;
+        let words: [u64; N] = words
+            .try_into()
+            .map_err(|_| serde::de::Error::custom("wrong number of words"))?;
+        Ok(Payload(words))
+    }
+}
+
 impl<const N: usize> LogicalProcess for Heavy<N> {
     type Event = Payload<N>;
     type Output = u64;
@@ -393,7 +423,7 @@ struct Sleeper {
     seen_early: bool,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 enum Sl {
     Chain(u32),
     Early,
@@ -510,7 +540,7 @@ impl LogicalProcess for CopyShy {
                 delay,
                 Token {
                     hops: 0,
-                    eq_bomb: false,
+                    bomb: false,
                 },
             );
         }
@@ -571,4 +601,99 @@ fn a_clone_that_panics_on_one_rank_ends_the_run_on_every_rank() {
         }
     }
     assert!(failed > 0, "no run rolled back");
+}
+
+/// A ring whose events carry a field their `PartialEq` ignores: the number of events the
+/// sender had handled, which a straggler changes when the sender re-executes. A kernel that
+/// trusted `PartialEq` kept the stale message; the encoding catches the difference.
+#[derive(Clone, Default)]
+struct Loose {
+    handled: u64,
+    /// Add one to every payload (a deliberately different model with the same keys).
+    corrupt: bool,
+}
+
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct Counted {
+    hops: u32,
+    /// Ignored by `PartialEq`.
+    handled_by_sender: u64,
+}
+
+impl PartialEq for Counted {
+    fn eq(&self, other: &Counted) -> bool {
+        self.hops == other.hops
+    }
+}
+
+impl LogicalProcess for Loose {
+    type Event = Counted;
+    type Output = u64;
+    fn init(&mut self, ctx: &mut Ctx<Self>) {
+        for _ in 0..3 {
+            let delay = ctx.rng().random_range(0.1..1.0);
+            let event = Counted {
+                hops: 0,
+                handled_by_sender: 0,
+            };
+            ctx.schedule(delay, event);
+        }
+    }
+    fn on_event(&mut self, event: Counted, ctx: &mut Ctx<Self>) {
+        self.handled += 1;
+        ctx.emit(event.handled_by_sender);
+        let n_lps = ctx.n_lps();
+        let next = LpId::new(ctx.rng().random_range(0..n_lps));
+        let delay = ctx.rng().random_range(0.0..1.0);
+        let handled_by_sender = self.handled + u64::from(self.corrupt);
+        let event = Counted {
+            hops: event.hops + 1,
+            handled_by_sender,
+        };
+        ctx.send(next, delay, event);
+    }
+}
+
+#[test]
+fn a_partial_eq_that_ignores_a_field_cannot_change_what_commits() {
+    let config = RunConfig::new(9).end_time(30.0).content_hash(true);
+    let lps = |corrupt| -> Vec<Loose> {
+        (0..16)
+            .map(|_| Loose {
+                handled: 0,
+                corrupt,
+            })
+            .collect()
+    };
+    let (expected, expected_outputs) = sequential(config.clone(), lps(false));
+    let expected = expected.unwrap();
+    let mut lazy_hits = 0;
+    for threads in [2, 4] {
+        for _ in 0..5 {
+            let config = config.clone();
+            let (result, outputs, stats) = within("loose PartialEq", move || {
+                let mut outputs = Vec::new();
+                let (result, stats) = kernel_with(config, threads)
+                    .cancellation(Cancellation::Lazy)
+                    .run_with_stats(lps(false), &mut outputs);
+                (result, outputs, stats)
+            });
+            let report = result.unwrap();
+            assert_eq!(report.trace_hash, expected.trace_hash);
+            assert_eq!(report.content_hash, expected.content_hash);
+            assert_eq!(
+                outputs, expected_outputs,
+                "{threads} threads: outputs differ"
+            );
+            lazy_hits += stats.lazy_hits;
+        }
+    }
+    // Lazy cancellation still keeps the messages that really are the same.
+    assert!(lazy_hits > 0);
+    // A run handed different contents under the same keys: the trace hash cannot tell, the
+    // content hash does.
+    let (corrupted, _) = sequential(config, lps(true));
+    let corrupted = corrupted.unwrap();
+    assert_eq!(corrupted.trace_hash, expected.trace_hash);
+    assert_ne!(corrupted.content_hash, expected.content_hash);
 }

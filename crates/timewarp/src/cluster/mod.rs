@@ -143,7 +143,11 @@ impl TimeWarp {
             checkpoint_auto: self.adaptive_checkpoint,
             ..TimeWarpStats::default()
         };
-        let report = Report::new("mpi", self.config.seed, n_lps);
+        let mut report = Report::new("mpi", self.config.seed, n_lps);
+        report.content_hash = self
+            .config
+            .content_hash
+            .then(warpsim_core::TraceHash::default);
         let fail = |error: SimError, mut report: Report| {
             report.stop_reason = StopReason::Error;
             report.wall_seconds = started.elapsed().as_secs_f64();

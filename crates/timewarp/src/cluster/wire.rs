@@ -39,6 +39,7 @@ pub(super) type FinalFigures<O> = (Vec<WireSummary>, Option<StopInfo<O>>);
 pub(super) struct WireSummary {
     lps: usize,
     trace: (u64, u64),
+    content: (u64, u64),
     counters: Counters,
     pending_at_end: usize,
     last_commit: f64,
@@ -49,6 +50,7 @@ impl From<&Summary> for WireSummary {
         WireSummary {
             lps: summary.lps,
             trace: summary.trace.parts(),
+            content: summary.content.parts(),
             counters: summary.counters.clone(),
             pending_at_end: summary.pending_at_end,
             last_commit: summary.last_commit,
@@ -61,6 +63,7 @@ impl From<WireSummary> for Summary {
         Summary {
             lps: wire.lps,
             trace: TraceHash::from_parts(wire.trace.0, wire.trace.1),
+            content: TraceHash::from_parts(wire.content.0, wire.content.1),
             counters: wire.counters,
             pending_at_end: wire.pending_at_end,
             last_commit: wire.last_commit,

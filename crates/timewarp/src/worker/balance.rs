@@ -8,6 +8,7 @@ use warpsim_core::{EventKey, LogicalProcess, LpId};
 use super::Worker;
 use super::lp::{Transfer, saved_heap};
 use crate::lpqueue::LpQueue;
+use crate::sync::quiesce;
 
 /// GVTs between two load-balancing decisions, and the smallest imbalance acted on (the
 /// busiest worker's load over the mean).
@@ -81,22 +82,21 @@ impl<M: LogicalProcess> Worker<'_, M> {
     ///    wait for them; both workers then rebuild their indices (heap, lists, counts, route).
     /// 4. A last barrier orders the route updates before any worker reads a route again.
     pub(super) fn migrate(&mut self) {
-        let barrier = &self.shared.migration_barrier;
-        loop {
-            self.flush_all();
-            let met = barrier.wait();
-            self.absorb_inbox();
-            self.drain_local();
-            self.flush_all();
-            let met = met && barrier.wait();
-            let unabsorbed = self.shared.in_flight.load(Ordering::SeqCst);
-            if !(met && barrier.wait()) {
-                // Broken: another thread failed and the run is over; nothing moves.
-                return;
-            }
-            if unabsorbed == 0 {
-                break;
-            }
+        let shared = self.shared;
+        let barrier = &shared.migration_barrier;
+        let quiet = quiesce(
+            self,
+            barrier,
+            || shared.in_flight.load(Ordering::SeqCst),
+            |worker| worker.flush_all(),
+            |worker| {
+                worker.absorb_inbox();
+                worker.drain_local();
+            },
+        );
+        if !quiet {
+            // Broken: another thread failed and the run is over; nothing moves.
+            return;
         }
         if self.index == 0 {
             self.shared.gvt.abort_round();

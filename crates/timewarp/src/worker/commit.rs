@@ -3,6 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
+use warpsim_core::kernel_api::encode_event;
 use warpsim_core::{EventKey, LogicalProcess, LpId, Time};
 
 use super::Worker;
@@ -196,6 +197,13 @@ impl<M: LogicalProcess> Worker<'_, M> {
             };
             for record in lp.processed.range_mut(start..end) {
                 self.trace.add(&record.key, lp.id);
+                if self.settings.content_hash {
+                    let bytes = &mut self.scratch.encoded.0;
+                    if !encode_event(&record.event, bytes) {
+                        bytes.clear();
+                    }
+                    self.content.add_content(&record.key, lp.id, bytes);
+                }
                 self.counters.committed += 1;
                 lp.load += 1;
                 self.last_commit = self.last_commit.max(record.key.time.as_f64());

@@ -4,7 +4,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
-use warpsim_core::kernel_api::{Effect, panic_message};
+use warpsim_core::kernel_api::{Effect, encode_event, panic_message};
 use warpsim_core::{Ctx, EventKey, LogicalProcess, SimError};
 
 use super::Worker;
@@ -148,6 +148,12 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// sends are identical to a deferred send of its earlier run, and lists those deferred
     /// sends in `self.scratch.matched`. It only reads: the comparison is the model's `PartialEq`, user
     /// code that may panic, and a panic must leave every record as it was.
+    ///
+    /// Two sends are identical when their keys, destinations and *encodings* are: the
+    /// model's serde encoding of the event, byte for byte, so no hand-written notion of
+    /// equality can let a different message stand. (The key already names the send's
+    /// cause and place among its sends, so only the deferred send with the same key is
+    /// compared.) A send whose encoding fails is not identical to anything.
     pub(super) fn match_regenerated(
         &mut self,
         l: usize,
@@ -159,14 +165,23 @@ impl<M: LogicalProcess> Worker<'_, M> {
         kept.clear();
         kept.resize(effects.len(), false);
         matched.clear();
+        let (mut new_bytes, mut old_bytes) = std::mem::take(&mut self.scratch.encoded);
         let deferred = &self.lps[l].deferred;
         let compared = catch_unwind(AssertUnwindSafe(|| {
             for (slot, effect) in kept.iter_mut().zip(effects) {
-                if let Effect::Send { key, dest, event } = effect
-                    && let Some(position) = deferred.iter().position(|d| {
-                        d.cause == cause && d.key == *key && d.dest == *dest && d.event == *event
-                    })
-                {
+                let Effect::Send { key, dest, event } = effect else {
+                    continue;
+                };
+                let Some(position) = deferred
+                    .iter()
+                    .position(|d| d.cause == cause && d.key == *key && d.dest == *dest)
+                else {
+                    continue;
+                };
+                let same = encode_event(event, &mut new_bytes)
+                    && encode_event(&deferred[position].event, &mut old_bytes)
+                    && new_bytes == old_bytes;
+                if same {
                     *slot = true;
                     matched.push(position);
                 }
@@ -174,6 +189,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         }));
         self.scratch.kept = kept;
         self.scratch.matched = matched;
+        self.scratch.encoded = (new_bytes, old_bytes);
         compared
     }
 
@@ -271,6 +287,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         lp.failed = Some(Box::new(Failure {
             key,
             error,
+            commits: outputs.is_some(),
             outputs,
         }));
         self.lists.failed.push(l as u32);

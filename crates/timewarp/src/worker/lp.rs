@@ -67,6 +67,9 @@ pub(super) struct Failure<O> {
     /// Outputs of the failed handler when the error still commits the event (a bad delay or
     /// destination: the sequential kernel commits the event, then stops); `None` for a panic.
     pub(super) outputs: Option<Vec<O>>,
+    /// Whether the event commits when the error is real (`outputs` was `Some`; they leave
+    /// with the stop).
+    pub(super) commits: bool,
 }
 
 /// One LP as a worker holds it.

@@ -45,7 +45,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
-use warpsim_core::kernel_api::{Effect, panic_message};
+use warpsim_core::kernel_api::{Effect, encode_event, panic_message};
 use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, TraceHash};
 
 use crate::control::{CheckpointControl, MemoryControl, WindowControl};
@@ -100,6 +100,8 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     busy: Option<(LpId, EventKey)>,
     summary_sent: bool,
     trace: TraceHash,
+    /// The committed events with their contents (when the run asked for it).
+    content: TraceHash,
     last_commit: f64,
     counters: Counters,
     balance: Balance<'a, M>,
@@ -134,6 +136,8 @@ struct Scratch<M: LogicalProcess> {
     outputs: Vec<M::Output>,
     kept: Vec<bool>,
     matched: Vec<usize>,
+    /// Encodings of a re-sent event and of the deferred one it is compared with.
+    encoded: (Vec<u8>, Vec<u8>),
 }
 
 impl<M: LogicalProcess> Default for Scratch<M> {
@@ -143,6 +147,7 @@ impl<M: LogicalProcess> Default for Scratch<M> {
             outputs: Vec::new(),
             kept: Vec::new(),
             matched: Vec::new(),
+            encoded: (Vec::new(), Vec::new()),
         }
     }
 }
@@ -253,6 +258,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             busy: None,
             summary_sent: false,
             trace: TraceHash::default(),
+            content: TraceHash::default(),
             last_commit: 0.0,
             counters: Counters::default(),
             balance: Balance {
@@ -373,6 +379,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             .stop_key()
             .unwrap_or_else(crate::message::key_max);
         self.commit_below(bound);
+        if self.settings.content_hash {
+            self.add_failed_content(bound);
+        }
         self.flush_all();
         self.shared.barrier.wait();
         // Every worker has flushed; what is in transit now is all that is left to land.
@@ -395,6 +404,26 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         });
     }
 
+    /// A run stopped by an error that commits its event (a bad delay or destination): if the
+    /// event is this worker's, its contents join the content hash (its key joins the trace in
+    /// `assemble`, with its outputs).
+    fn add_failed_content(&mut self, bound: EventKey) {
+        for &l in &self.lists.failed {
+            let lp = &self.lps[l as usize];
+            if let Some(failure) = &lp.failed
+                && failure.key == bound
+                && failure.commits
+                && let Some(event) = lp.pending.get(&bound)
+            {
+                if !encode_event(event, &mut self.scratch.encoded.0) {
+                    self.scratch.encoded.0.clear();
+                }
+                self.content
+                    .add_content(&bound, lp.id, &self.scratch.encoded.0);
+            }
+        }
+    }
+
     /// Hands the coordinator this worker's figures (once, whatever happened).
     fn send_summary(&mut self) {
         if self.summary_sent {
@@ -404,6 +433,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         let summary = Summary {
             lps: self.lps.len(),
             trace: self.trace,
+            content: self.content,
             counters: self.counters.clone(),
             pending_at_end: self.sizes.pending,
             last_commit: self.last_commit,

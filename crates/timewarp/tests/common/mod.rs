@@ -89,9 +89,11 @@ where
     M::Output: PartialEq + Debug,
     F: Fn() -> Vec<M>,
 {
-    let config = RunConfig::new(seed).end_time(end);
+    // The content hash too: the same events must have been handed the same contents.
+    let config = RunConfig::new(seed).end_time(end).content_hash(true);
     let (expected, expected_outputs) = sequential(config.clone(), make());
     let expected = expected.unwrap_or_else(|error| panic!("{name} seed {seed}: {error}"));
+    assert!(expected.content_hash.is_some());
     let mut rollbacks = 0;
     let mut antimessages = 0;
     for kernel in kernels(&config, seed, memory) {
@@ -101,6 +103,10 @@ where
         assert_eq!(
             report.trace_hash, expected.trace_hash,
             "{name} seed {seed}: trace differs on {kernel:?}\n{stats}"
+        );
+        assert_eq!(
+            report.content_hash, expected.content_hash,
+            "{name} seed {seed}: contents differ on {kernel:?}"
         );
         assert_eq!(
             report.events_committed, expected.events_committed,
@@ -343,11 +349,10 @@ where
 pub fn check_cluster_equivalent<M, F>(name: &str, seed: u64, end: f64, make: F) -> u64
 where
     M: LogicalProcess,
-    M::Event: serde::Serialize + serde::de::DeserializeOwned,
     M::Output: PartialEq + Debug + serde::Serialize + serde::de::DeserializeOwned,
     F: Fn() -> Vec<M> + Sync,
 {
-    let config = RunConfig::new(seed).end_time(end);
+    let config = RunConfig::new(seed).end_time(end).content_hash(true);
     let (expected, expected_outputs) = sequential(config.clone(), make());
     let expected = expected.unwrap_or_else(|error| panic!("{name} seed {seed}: {error}"));
     let mut rollbacks = 0;
@@ -369,6 +374,7 @@ where
                 format!("{name} seed {seed}, {ranks} ranks × {threads} threads, {cancellation}");
             let report = result.unwrap_or_else(|error| panic!("{what}: {error}"));
             assert_eq!(report.trace_hash, expected.trace_hash, "{what}\n{stats}");
+            assert_eq!(report.content_hash, expected.content_hash, "{what}");
             assert_eq!(report.events_committed, expected.events_committed, "{what}");
             assert_eq!(report.pending_at_end, expected.pending_at_end, "{what}");
             assert_eq!(report.stop_reason, expected.stop_reason, "{what}");
