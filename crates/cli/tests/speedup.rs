@@ -1,6 +1,6 @@
 //! `warpsim speedup` through the real binary: runs one at a time, the counts, the arithmetic
 //! of every figure against the raw runs, the same events as `warpsim run`, the JSON keys, the
-//! CSV header, and bad input. Also: Time Warp replications run no more at once than the
+//! CSV header, the content hash when asked for, and bad input. Also: Time Warp replications run no more at once than the
 //! cores hold.
 
 use std::process::{Command, Output};

@@ -13,8 +13,9 @@
 //!   timings of one run, as in the paper ("the average of three separate runs using the
 //!   identical configuration"), not replications.
 //! - **Same events.** Every parallel run must commit exactly the sequential run's events (its
-//!   trace hash); a mismatch stops the command with an error, since a speedup of a different
-//!   computation means nothing.
+//!   trace hash; with `--content-hash` also their contents, at the cost of an encoding per
+//!   event in every timed run); a mismatch stops the command with an error, since a speedup
+//!   of a different computation means nothing.
 //! - **Order.** The sequential kernel runs first (`--repeat` times), then the two
 //!   critical-path runs, then the configurations in rounds — round `r` runs every
 //!   configuration once — so that a change of the machine's load between rounds touches every
@@ -138,6 +139,8 @@ struct RunRecord {
     /// The model's LP count.
     lps: u32,
     trace_hash: TraceHash,
+    /// With `--content-hash`: the fingerprint of the committed events' contents.
+    content_hash: Option<TraceHash>,
     events_committed: u64,
     events_processed: u64,
     stop_reason: StopReason,
@@ -188,6 +191,7 @@ struct Study {
     load_before: Option<[f64; 3]>,
     load_after: Option<[f64; 3]>,
     trace_hash: TraceHash,
+    content_hash: Option<TraceHash>,
     events_committed: u64,
     partial: bool,
     unit: CriticalPath,
@@ -351,6 +355,7 @@ pub(crate) fn run(command: SpeedupCmd) -> Result<()> {
             wall_seconds: report.wall_seconds,
             lps: report.lps,
             trace_hash: report.trace_hash,
+            content_hash: report.content_hash,
             events_committed: report.events_committed,
             events_processed: report.events_processed,
             stop_reason: report.stop_reason,
@@ -381,13 +386,28 @@ pub(crate) fn run(command: SpeedupCmd) -> Result<()> {
             );
         }
     }
-    let reference = runs.first().map(|run| run.trace_hash);
+    let reference = runs.first().map(|run| (run.trace_hash, run.content_hash));
     for _ in 0..repeat {
         for (index, command) in parallel.iter().enumerate() {
             run_one(command, kernel.name(), Some(index), &mut runs)?;
             bar.tick();
             let run = runs.last().expect("just pushed");
-            if let Some(reference) = reference
+            if let Some((reference, reference_content)) = reference
+                && run.trace_hash == reference
+                && let (Some(expected), Some(got)) = (reference_content, run.content_hash)
+                && got != expected
+            {
+                bar.finish();
+                bail!(
+                    "{} {} threads {}: committed the sequential kernel's events with other \
+                     contents (content hash {got} against {expected}): a kernel bug, please \
+                     report it",
+                    kernel.name(),
+                    configs[index].threads,
+                    configs[index].cancellation,
+                );
+            }
+            if let Some((reference, _)) = reference
                 && run.trace_hash != reference
             {
                 bar.finish();
@@ -644,6 +664,7 @@ fn summarise(
         load_before,
         load_after,
         trace_hash: first.trace_hash,
+        content_hash: first.content_hash,
         events_committed: first.events_committed,
         partial: first.stop_reason == StopReason::EventLimit,
         unit,

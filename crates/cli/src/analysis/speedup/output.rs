@@ -74,6 +74,11 @@ fn run_json(study: &Study, run: &RunRecord) -> Value {
     object.insert("finished".into(), number(run.finished));
     object.insert("wall_seconds".into(), number(run.wall_seconds));
     object.insert("trace_hash".into(), Value::from(run.trace_hash.to_string()));
+    object.insert(
+        "content_hash".into(),
+        run.content_hash
+            .map_or(Value::Null, |hash| Value::from(hash.to_string())),
+    );
     object.insert("events_committed".into(), Value::from(run.events_committed));
     object.insert("events_processed".into(), Value::from(run.events_processed));
     if let Some(path) = &run.critical_path {
@@ -116,6 +121,12 @@ pub(super) fn json_value(study: &Study) -> Value {
     object.insert(
         "trace_hash".into(),
         Value::from(study.trace_hash.to_string()),
+    );
+    object.insert(
+        "content_hash".into(),
+        study
+            .content_hash
+            .map_or(Value::Null, |hash| Value::from(hash.to_string())),
     );
     // Checked as the runs went: a mismatch stops the command with an error.
     object.insert("trace_hashes_equal".into(), Value::from(true));
@@ -223,9 +234,18 @@ pub(super) fn table_text(study: &Study) -> String {
     );
     let _ = writeln!(
         text,
-        "trace hash {} on every run ({} events committed): every configuration committed the \
-         sequential kernel's events",
-        study.trace_hash, study.events_committed
+        "trace hash {}{} on every run ({} events committed): every configuration committed the \
+         sequential kernel's events{}",
+        study.trace_hash,
+        study
+            .content_hash
+            .map_or(String::new(), |hash| format!(", content hash {hash}")),
+        study.events_committed,
+        if study.content_hash.is_some() {
+            ", with the same contents"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(
         text,
