@@ -1,7 +1,7 @@
 //! `warpsim speedup` through the real binary: runs one at a time, the counts, the arithmetic
 //! of every figure against the raw runs, the same events as `warpsim run`, the JSON keys, the
-//! CSV header, the content hash when asked for, and bad input. Also: Time Warp replications run no more at once than the
-//! cores hold.
+//! CSV header, the content hash when asked for, and bad input. Also: Time Warp replications
+//! run no more at once than the cores hold.
 
 use std::process::{Command, Output};
 
@@ -58,6 +58,8 @@ fn a_study_runs_one_run_at_a_time_and_its_figures_add_up() {
     assert_eq!(study["trace_hash"], plain["trace_hash"]);
     assert_eq!(study["events_committed"], plain["events_committed"]);
     assert_eq!(study["trace_hashes_equal"], true);
+    // Without --content-hash no run pays for encoding its events.
+    assert!(study["content_hash"].is_null());
     assert_eq!(
         study["critical_path"]["unit"]["parallelism"],
         plain["critical_path"]["parallelism"]
@@ -231,10 +233,10 @@ fn the_table_says_what_it_checked_and_flags_oversubscription() {
     let mut args = vec!["speedup"];
     args.extend(MODEL);
     args.extend(["1", "--threads", &threads, "--repeat", "1"]);
-    args.extend(["--cancellation", "lazy"]);
+    args.extend(["--cancellation", "lazy", "--content-hash"]);
     let text = success(&args);
     assert!(
-        text.contains("committed the sequential kernel's events"),
+        text.contains("committed the sequential kernel's events, with the same contents"),
         "{text}"
     );
     assert!(text.contains("available parallelism"), "{text}");
