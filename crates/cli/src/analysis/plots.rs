@@ -230,11 +230,14 @@ fn sweep_curves_svg(svg: &mut String, title: &str, x_label: &str, series: &[Seri
     Ok(())
 }
 
-/// One curve of a speedup plot: `(processors, mean speedup, worst run, best run)`.
+/// One point of a speedup plot: `(processors, mean speedup, worst run, best run)`.
+pub(crate) type SpeedupPoint = (f64, f64, f64, f64);
+
+/// One curve of a speedup plot.
 #[derive(Debug, Clone)]
 pub(crate) struct SpeedupSeries {
     pub(crate) label: String,
-    pub(crate) points: Vec<(f64, f64, f64, f64)>,
+    pub(crate) points: Vec<SpeedupPoint>,
 }
 
 /// What `warpsim speedup --plot` draws.
@@ -428,7 +431,7 @@ fn speedup_curves_svg(svg: &mut String, plot: &SpeedupPlot) -> Result<()> {
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], light.stroke_width(1)));
     for (index, one) in plot.series.iter().enumerate() {
         let colour = PALETTE[index % PALETTE.len()];
-        let mut points: Vec<((f64, f64, f64, f64), (i32, i32))> = one
+        let mut points: Vec<(SpeedupPoint, (i32, i32))> = one
             .points
             .iter()
             .copied()
