@@ -58,8 +58,8 @@ rate() {
 import json, sys
 lines = [l for l in sys.stdin if l.startswith("{")]
 d = json.loads(lines[0])
-eff = d.get("timewarp", {}).get("efficiency")
-extra = f", efficiency {eff:.2f}" if eff is not None else ""
+eff = d.get("timewarp", {}).get("commit_ratio")
+extra = f", commit ratio {eff:.2f}" if eff is not None else ""
 rate, wall, hash = d["events_per_second"] / 1e6, d["wall_seconds"], d["trace_hash"]
 print(f"{rate:.3f} M events/s ({wall:.2f} s, hash {hash}{extra})")'
 }

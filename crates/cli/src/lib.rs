@@ -95,6 +95,7 @@ fn real_main(args: Vec<OsString>) -> anyhow::Result<()> {
         Command::Run(run) => run::run(*run),
         Command::Sweep(sweep) => analysis::sweep::run(sweep),
         Command::Plan(plan) => analysis::plan::run(plan),
+        Command::Speedup(speedup) => analysis::speedup::run(speedup),
         Command::Models => out::print(&listing::listing()).map_err(anyhow::Error::from),
     };
     mpi::finish();

@@ -203,7 +203,8 @@ pub(crate) fn check_against(demands: &[Demand], available: Option<u64>) -> Resul
 pub(crate) fn check_run(scenario: &dyn Scenario) -> Result<()> {
     let mut demands = scenario.demands();
     if let Some(replications) = scenario.common().replications {
-        let at_once = rayon::current_num_threads().min(replications.max(1) as usize) as u128;
+        let at_once = crate::analysis::runs_at_once(scenario.common())
+            .min(replications.max(1) as usize) as u128;
         for demand in &mut demands {
             demand.items = demand.items.saturating_mul(at_once);
         }
@@ -222,6 +223,13 @@ pub(crate) fn check_run(scenario: &dyn Scenario) -> Result<()> {
 /// switching (and each costs a stack and its share of the kernel's buffers).
 const THREADS_PER_CORE: usize = 4;
 
+/// The most worker threads a run is given on this machine: [`THREADS_PER_CORE`] per core, at
+/// least 8.
+pub(crate) fn thread_ceiling() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    (THREADS_PER_CORE * cores).max(8)
+}
+
 /// The worker threads a Time Warp run of `n_lps` LPs is given for `requested`: no more than
 /// the LPs (a thread without an LP has nothing to do) and no more than
 /// [`THREADS_PER_CORE`] per core (at least 8, so that small machines can still test
@@ -229,7 +237,7 @@ const THREADS_PER_CORE: usize = 4;
 /// so and why.
 pub(crate) fn worker_threads(requested: usize, n_lps: usize, tell: bool) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let ceiling = (THREADS_PER_CORE * cores).max(8);
+    let ceiling = thread_ceiling();
     let (threads, why) = if n_lps >= 1 && requested > n_lps && n_lps <= ceiling {
         (n_lps, format!("one per LP: the model has {n_lps} LPs"))
     } else if requested > ceiling {

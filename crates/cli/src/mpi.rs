@@ -121,6 +121,19 @@ mod imp {
         MPI.with(|cell| cell.borrow().as_ref().map(Mpi::rank))
     }
 
+    pub(super) fn start() -> anyhow::Result<(usize, usize)> {
+        MPI.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            if slot.is_none() {
+                *slot = Some(
+                    Mpi::init().map_err(|error| anyhow::anyhow!("cannot start MPI: {error}"))?,
+                );
+            }
+            let mpi = slot.as_ref().expect("initialised above");
+            Ok((mpi.rank(), mpi.ranks()))
+        })
+    }
+
     pub(super) fn finish() {
         MPI.with(|cell| drop(cell.borrow_mut().take()));
     }
@@ -154,7 +167,23 @@ mod imp {
         None
     }
 
+    pub(super) fn start() -> anyhow::Result<(usize, usize)> {
+        anyhow::bail!(
+            "--kernel mpi: this warpsim was built without MPI; build it with `cargo build \
+             --release --features warpsim-cli/mpi` (see README)"
+        )
+    }
+
     pub(super) fn finish() {}
+}
+
+/// Starts MPI (if this is the first use) and returns `(rank, ranks)`.
+///
+/// # Errors
+///
+/// A binary built without MPI, or MPI that cannot start.
+pub(crate) fn start() -> anyhow::Result<(usize, usize)> {
+    imp::start()
 }
 
 /// This process's rank, once MPI is running.

@@ -183,6 +183,15 @@ where
 /// Worker threads when `--threads` is not given.
 const DEFAULT_THREADS: usize = 2;
 
+/// The worker threads a Time Warp run with these flags asks for (before the cap to the LPs).
+pub(crate) fn requested_threads(common: &CommonArgs) -> usize {
+    common
+        .timewarp
+        .threads
+        .unwrap_or(DEFAULT_THREADS)
+        .min(crate::limits::thread_ceiling())
+}
+
 /// The Time Warp kernel the flags describe, for `n_lps` LPs; `--threads` is capped to what
 /// can help (a note on stderr says so when `tell`).
 fn timewarp_kernel(
@@ -247,7 +256,7 @@ pub(crate) fn outcome_json(scenario: &dyn Scenario, outcome: &Outcome) -> Result
     }
     object.extend(outcome.metrics.clone());
     if let Some(stats) = &outcome.timewarp {
-        object.insert("timewarp".into(), serde_json::to_value(stats)?);
+        object.insert("timewarp".into(), timewarp_json(stats)?);
     }
     object.insert("peak_rss_bytes".into(), Value::from(peak_rss_bytes()));
     object.insert("params".into(), scenario.params());
@@ -255,6 +264,26 @@ pub(crate) fn outcome_json(scenario: &dyn Scenario, outcome: &Outcome) -> Result
         object.insert("error".into(), Value::from(error.to_string()));
     }
     Ok(Value::Object(object))
+}
+
+/// The Time Warp statistics as JSON. `TimeWarpStats::efficiency` is committed ÷ processed,
+/// which the Sharks World paper, and our `speedup` command, call the *commit ratio*: its
+/// efficiency is speedup ÷ processors. The key is renamed here so that the CLI never uses the
+/// word for both.
+pub(crate) fn timewarp_json(stats: &warpsim_timewarp::TimeWarpStats) -> Result<Value> {
+    let mut value = serde_json::to_value(stats)?;
+    if let Value::Object(fields) = &mut value
+        && let Some(ratio) = fields.remove("efficiency")
+    {
+        fields.insert("commit_ratio".into(), ratio);
+    }
+    Ok(value)
+}
+
+/// The Time Warp statistics as readable lines, with committed ÷ processed called the commit
+/// ratio (see [`timewarp_json`]).
+pub(crate) fn timewarp_text(stats: &warpsim_timewarp::TimeWarpStats) -> String {
+    stats.to_string().replace("efficiency", "commit ratio")
 }
 
 /// Runs a scenario once and prints its report (readable, or one JSON object). A failed run
@@ -310,7 +339,7 @@ pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
             )?;
         }
         if let Some(stats) = &outcome.timewarp {
-            writeln!(text, "{stats}")?;
+            writeln!(text, "{}", timewarp_text(stats))?;
         }
         text.push_str(&outcome.text);
     }

@@ -252,3 +252,50 @@ fn a_rank_that_dies_mid_run_ends_the_run() {
     // Ended by the launcher or by the transport's timeout, not by the test's limit.
     assert!(start.elapsed() < Duration::from_secs(120));
 }
+
+#[test]
+fn speedup_over_mpi_times_every_configuration_against_the_sequential_kernel() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let model = ["phold", "--lps", "64", "--end", "10", "--seed", "3"];
+    let expected = sequential(&model);
+    let mut args = vec!["-np".to_string(), "2".into(), warpsim(), "speedup".into()];
+    args.extend(model.iter().map(|s| s.to_string()));
+    args.extend(
+        [
+            "--kernel",
+            "mpi",
+            "--threads",
+            "1",
+            "--repeat",
+            "2",
+            "--cancellation",
+            "lazy,aggressive",
+            "--json",
+        ]
+        .map(String::from),
+    );
+    let out = mpirun(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Only rank 0 reports.
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with('{')).collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    let study: Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(study["kernel"], "mpi");
+    assert_eq!(study["trace_hash"], expected["trace_hash"]);
+    let runs = study["runs"].as_array().unwrap();
+    // Rank 0's 2 sequential and 2 critical-path runs, then 2 modes × 2 repeats over MPI.
+    assert_eq!(runs.len(), 2 + 2 + 2 * 2, "{study}");
+    for run in runs {
+        assert_eq!(run["trace_hash"], expected["trace_hash"]);
+    }
+    for row in &study["configurations"].as_array().unwrap()[1..] {
+        assert_eq!(row["kernel"], "mpi");
+        assert_eq!(row["ranks"], 2);
+        assert_eq!(row["processors"], 2);
+    }
+}

@@ -156,7 +156,12 @@ pub enum StopReason {
 pub enum CostModel {
     /// Every event costs 1: the path length is counted in events.
     Unit,
-    /// Every event costs the nanoseconds its handler took (measured, so not reproducible).
+    /// Every event costs the nanoseconds its handler call took (`Instant` around exactly the
+    /// call, so the handler's sends are included and the kernel's queue work between events
+    /// is not). The sequential kernel runs the model three times and prices each event at
+    /// the fastest of its three timings, so that preemptions and interrupts, which the
+    /// longest chain would otherwise collect, drop out. Measured, so not bit-reproducible:
+    /// `scripts/critical-path-stability.sh` measures how much it varies.
     Nanos,
 }
 

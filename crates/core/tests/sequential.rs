@@ -388,6 +388,72 @@ fn critical_path_matches_closed_forms() {
     );
 }
 
+/// Each LP ticks once per time unit and spins for `spins` iterations per tick: a model whose
+/// handlers cost a known ratio of each other.
+#[derive(Clone)]
+struct Spinner {
+    spins: u64,
+}
+
+impl LogicalProcess for Spinner {
+    type Event = ();
+    type Output = u64;
+    fn init(&mut self, ctx: &mut Ctx<Self>) {
+        ctx.schedule(1.0, ());
+    }
+    fn on_event(&mut self, _: (), ctx: &mut Ctx<Self>) {
+        let mut sum = 0u64;
+        for i in 0..self.spins {
+            sum = std::hint::black_box(sum.wrapping_add(i));
+        }
+        ctx.emit(sum);
+        ctx.schedule(1.0, ());
+    }
+}
+
+/// Measured costs: LP 0 spins ten times as long as each of the ten others, and no LP talks to
+/// another, so the critical path is LP 0's chain and the available parallelism is
+/// `(H + 10 L) / H = 2` against 11 with unit costs. The handlers spin for tens of
+/// microseconds, so the kernel's own work per event is noise, and each event's cost is its
+/// fastest of several timings, so a preemption does not move it; the tolerance is for the
+/// spin loop's speed varying with the machine's load.
+#[test]
+fn critical_path_in_nanoseconds_follows_the_handlers_costs() {
+    let light = if cfg!(debug_assertions) {
+        2_000
+    } else {
+        20_000
+    };
+    let mut lps = vec![Spinner { spins: 10 * light }];
+    lps.extend(vec![Spinner { spins: light }; 10]);
+    let end = 40.5;
+    let (unit, unit_outputs) = run(
+        QueueKind::Ladder,
+        RunConfig::new(3)
+            .end_time(end)
+            .critical_path(CostModel::Unit),
+        lps.clone(),
+    );
+    assert_eq!(unit.critical_path.unwrap().parallelism, 11.0);
+    let (timed, timed_outputs) = run(
+        QueueKind::Ladder,
+        RunConfig::new(3)
+            .end_time(end)
+            .critical_path(CostModel::Nanos),
+        lps,
+    );
+    // The replays that time the events deliver nothing: the outputs arrive once.
+    assert_eq!(timed_outputs.len(), unit_outputs.len());
+    assert_eq!(timed.trace_hash, unit.trace_hash);
+    let cp = timed.critical_path.unwrap();
+    assert_eq!(cp.cost_model, CostModel::Nanos);
+    assert!(
+        (1.7..=2.3).contains(&cp.parallelism),
+        "parallelism {} (expected about 2): {cp:?}",
+        cp.parallelism
+    );
+}
+
 /// Random sends, cancels and reschedules; used to check that every queue commits the same
 /// events and that the hash depends on the seed.
 #[derive(Clone, Default)]

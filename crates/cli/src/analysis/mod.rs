@@ -20,6 +20,7 @@
 pub(crate) mod plan;
 pub(crate) mod plots;
 pub(crate) mod replications;
+pub(crate) mod speedup;
 pub(crate) mod statistics;
 pub(crate) mod sweep;
 
@@ -31,7 +32,7 @@ use clap::CommandFactory;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 
-use crate::cli::{Cli, Command, ModelCmd};
+use crate::cli::{Cli, Command, CommonArgs, KernelKind, ModelCmd};
 use crate::run::Outcome;
 
 /// Parses `warpsim run <model> <flags>` (with `--config` files expanded) into a model command.
@@ -138,7 +139,8 @@ pub(crate) fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 const NOT_METRICS: [&str; 2] = ["seed", "lps"];
 
 /// The numeric metrics of one run, in display order: the model's own metrics (natural order),
-/// then the kernel report's numeric fields. Metrics that are null (not reached) are left out.
+/// then the kernel report's numeric fields, then Time Warp's main figures when it ran.
+/// Metrics that are null (not reached) are left out.
 pub(crate) fn numeric_metrics(outcome: &Outcome) -> Vec<(String, f64)> {
     let mut model: Vec<(String, f64)> = outcome
         .metrics
@@ -158,7 +160,56 @@ pub(crate) fn numeric_metrics(outcome: &Outcome) -> Vec<(String, f64)> {
         }
     }
     model.extend(report);
+    if let Some(stats) = &outcome.timewarp {
+        model.extend([
+            ("commit_ratio".to_string(), stats.efficiency),
+            ("rolled_back".to_string(), stats.rolled_back as f64),
+            (
+                "rollbacks".to_string(),
+                (stats.primary_rollbacks + stats.secondary_rollbacks) as f64,
+            ),
+            ("antimessages".to_string(), stats.antimessages as f64),
+            ("lazy_hits".to_string(), stats.lazy_hits as f64),
+        ]);
+    }
     model
+}
+
+/// How many runs of a scenario with these flags may go at once: as many as rayon has threads
+/// for the sequential kernel (one thread per run), but for Time Warp at most `cores /
+/// threads` (at least one). Time Warp runs that share cores corrupt each other's timings and
+/// its workers would only take turns, so a sweep or replications of Time Warp runs never
+/// oversubscribe the machine.
+pub(crate) fn runs_at_once(common: &CommonArgs) -> usize {
+    let pool = rayon::current_num_threads();
+    match common.kernel {
+        KernelKind::Sequential => pool,
+        KernelKind::Timewarp | KernelKind::Mpi => {
+            let cores = std::thread::available_parallelism().map_or(1, usize::from);
+            let threads = crate::run::requested_threads(common).max(1);
+            (cores / threads).clamp(1, pool.max(1))
+        }
+    }
+}
+
+/// Runs `work` with at most `at_once` runs in flight: on rayon's global pool when that is
+/// small enough, else on a pool of `at_once` threads (`par_iter`s inside use it).
+///
+/// # Errors
+///
+/// A pool that cannot be started (the system refused a thread).
+pub(crate) fn with_runs_at_once<R: Send>(
+    at_once: usize,
+    work: impl FnOnce() -> R + Send,
+) -> Result<R> {
+    if at_once >= rayon::current_num_threads() {
+        return Ok(work());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(at_once.max(1))
+        .build()
+        .map_err(|error| anyhow!("cannot start {at_once} threads for the runs: {error}"))?;
+    Ok(pool.install(work))
 }
 
 /// A progress bar counting finished runs, on stderr and only on a terminal.

@@ -20,8 +20,8 @@ pub(crate) fn seeds(base: u64, replications: u32) -> Vec<u64> {
         .collect()
 }
 
-/// Runs `scenario` once per seed, in parallel on rayon's pool, and returns the outcomes in
-/// seed order. `primary_first` makes the first run the primary one (it alone may write side
+/// Runs `scenario` once per seed, in parallel on rayon's pool (Time Warp runs at most
+/// [`runs_at_once`](super::runs_at_once) at a time), and returns the outcomes in seed order. `primary_first` makes the first run the primary one (it alone may write side
 /// files such as plots). Ticks `bar` once per finished run.
 ///
 /// # Errors
@@ -34,15 +34,18 @@ pub(crate) fn replicate(
     primary_first: bool,
     bar: &RunsBar,
 ) -> Result<Vec<Outcome>> {
-    let results: Vec<Result<Outcome>> = seeds
-        .par_iter()
-        .enumerate()
-        .map(|(index, &seed)| {
-            let outcome = scenario.run_once(seed, primary_first && index == 0);
-            bar.tick();
-            outcome
-        })
-        .collect();
+    let results: Vec<Result<Outcome>> =
+        super::with_runs_at_once(super::runs_at_once(scenario.common()), || {
+            seeds
+                .par_iter()
+                .enumerate()
+                .map(|(index, &seed)| {
+                    let outcome = scenario.run_once(seed, primary_first && index == 0);
+                    bar.tick();
+                    outcome
+                })
+                .collect()
+        })?;
     results
         .into_iter()
         .enumerate()
@@ -181,8 +184,8 @@ pub(crate) fn execute(scenario: &dyn Scenario, replications: u32) -> Result<()> 
         writeln!(
             text,
             "{replications} replications, seeds derive_seed({base}, 0..{replications}), \
-             {} threads, {:.3} s",
-            rayon::current_num_threads(),
+             {} at a time, {:.3} s",
+            super::runs_at_once(scenario.common()).min(replications as usize),
             started.elapsed().as_secs_f64()
         )?;
         text.push_str(&table(&summaries));

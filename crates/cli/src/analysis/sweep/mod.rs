@@ -17,7 +17,9 @@ use warpsim_core::StopReason;
 use super::plots::{self, Series};
 use super::replications::{seeds, show, summarise};
 use super::statistics::Summary;
-use super::{RunsBar, model_flags, parse_model, take_last, take_option};
+use super::{
+    RunsBar, model_flags, parse_model, runs_at_once, take_last, take_option, with_runs_at_once,
+};
 use crate::limits::Demand;
 use crate::run::{Outcome, scenario_of, seed_of};
 use crate::text::excerpt;
@@ -189,62 +191,68 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
             .map_err(|e| anyhow!("sweep point {label}: {model}: {e:#}"))?;
         Ok(command)
     };
+    // Time Warp points (the kernel and threads can be swept too) run no more at once than
+    // the cores hold (see `runs_at_once`).
+    let mut at_once = runs_at_once(base_scenario.common());
     for index in 0..n_points {
-        point_command(index)?;
+        let command = point_command(index)?;
+        at_once = at_once.min(runs_at_once(scenario_of(&command).common()));
     }
 
     // Points run in parallel, and so do the replications of each (rayon nests), so the pool
     // stays busy across points while only the runs in flight are in memory.
     let bar = RunsBar::new(n_points.saturating_mul(run_seeds.len() as u64), "runs");
-    let results: Vec<Result<PointResult>> = (0..n_points)
-        .into_par_iter()
-        .map(|index| {
-            let values = grid_point(&axes, index);
-            let label = describe(&axes, &values);
-            let command = point_command(index)?;
-            let scenario = scenario_of(&command);
-            let outcomes: Vec<Result<Outcome>> = run_seeds
-                .par_iter()
-                .map(|&seed| {
-                    let outcome = scenario.run_once(seed, false);
-                    bar.tick();
-                    outcome
-                })
-                .collect();
-            let mut kept = Vec::with_capacity(outcomes.len());
-            for (outcome, seed) in outcomes.into_iter().zip(&run_seeds) {
-                let outcome =
-                    outcome.map_err(|e| anyhow!("sweep point {label}, seed {seed}: {e:#}"))?;
-                if let Some(error) = &outcome.error {
-                    bail!(
-                        "sweep point {label}, seed {seed}: run stopped: {}",
-                        error.error
-                    );
+    let results: Vec<Result<PointResult>> = with_runs_at_once(at_once, || {
+        (0..n_points)
+            .into_par_iter()
+            .map(|index| {
+                let values = grid_point(&axes, index);
+                let label = describe(&axes, &values);
+                let command = point_command(index)?;
+                let scenario = scenario_of(&command);
+                let outcomes: Vec<Result<Outcome>> = run_seeds
+                    .par_iter()
+                    .map(|&seed| {
+                        let outcome = scenario.run_once(seed, false);
+                        bar.tick();
+                        outcome
+                    })
+                    .collect();
+                let mut kept = Vec::with_capacity(outcomes.len());
+                for (outcome, seed) in outcomes.into_iter().zip(&run_seeds) {
+                    let outcome =
+                        outcome.map_err(|e| anyhow!("sweep point {label}, seed {seed}: {e:#}"))?;
+                    if let Some(error) = &outcome.error {
+                        bail!(
+                            "sweep point {label}, seed {seed}: run stopped: {}",
+                            error.error
+                        );
+                    }
+                    kept.push(outcome);
                 }
-                kept.push(outcome);
-            }
-            let model_metrics = kept
-                .first()
-                .map(|outcome| {
-                    super::numeric_metrics(outcome)
-                        .into_iter()
-                        .map(|(name, _)| name)
-                        .filter(|name| outcome.metrics.contains_key(name))
-                        .collect()
+                let model_metrics = kept
+                    .first()
+                    .map(|outcome| {
+                        super::numeric_metrics(outcome)
+                            .into_iter()
+                            .map(|(name, _)| name)
+                            .filter(|name| outcome.metrics.contains_key(name))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Ok(PointResult {
+                    values: values.iter().map(|value| value.to_string()).collect(),
+                    summaries: summarise(&kept),
+                    params: scenario.params(),
+                    model_metrics,
+                    partial: kept
+                        .iter()
+                        .filter(|outcome| outcome.report.stop_reason == StopReason::EventLimit)
+                        .count(),
                 })
-                .unwrap_or_default();
-            Ok(PointResult {
-                values: values.iter().map(|value| value.to_string()).collect(),
-                summaries: summarise(&kept),
-                params: scenario.params(),
-                model_metrics,
-                partial: kept
-                    .iter()
-                    .filter(|outcome| outcome.report.stop_reason == StopReason::EventLimit)
-                    .count(),
             })
-        })
-        .collect();
+            .collect()
+    })?;
     bar.finish();
     let points: Vec<PointResult> = results.into_iter().collect::<Result<_>>()?;
 
@@ -345,7 +353,7 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
         writeln!(text, "{}", base_scenario.title())?;
         writeln!(
             text,
-            "sweep of {} point{} × {} run{} (seeds {}), {} threads",
+            "sweep of {} point{} × {} run{} (seeds {}), {} at a time",
             points.len(),
             if points.len() == 1 { "" } else { "s" },
             run_seeds.len(),
@@ -355,7 +363,7 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
             } else {
                 base_seed.to_string()
             },
-            rayon::current_num_threads()
+            at_once
         )?;
         text.push_str(&table_text(&axes, &points, &shown, replications.is_some()));
     }
