@@ -6,8 +6,9 @@
 //! # Ground rules
 //!
 //! 1. **Placement.** LP `i` goes to global worker `partition.owner(i, n, ranks × threads)`,
-//!    which lives on rank `worker / threads`. Every rank runs `init` for every LP (so no
-//!    state is shipped) and keeps its own; only rank 0 delivers `init`'s outputs.
+//!    which lives on rank `worker / threads`. Every rank runs `init` for its own LPs only;
+//!    what those do to other ranks' LPs travels in one packet per rank, and rank 0 delivers
+//!    every `init`'s outputs in LP order (the ground rules of `start.rs`).
 //! 2. **Routing.** A worker sends a message for another rank's LP to the gateway as if it
 //!    were one more worker (index `threads`), so the worker code is unchanged. The gateway
 //!    packs what it has per destination rank into one packet per loop turn and forwards what
@@ -46,11 +47,12 @@
 mod gate;
 mod gateway;
 mod loopback;
+mod start;
 mod transport;
 mod wire;
 
 pub use loopback::{Loopback, loopback};
-pub use transport::{Arrived, Transport, TransportError};
+pub use transport::{Arrived, Reduction, Transport, TransportError};
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -68,6 +70,7 @@ use crate::stats::TimeWarpStats;
 use crate::watch::Watchdog;
 use gate::Gate;
 use gateway::Gateway;
+use start::Arrivals;
 use wire::cluster_error;
 
 /// The longest a rank waits between two GVT rounds when no worker asks for one.
@@ -171,13 +174,14 @@ impl TimeWarp {
             threads as u64,
             u64::from(valid.is_ok()),
         ];
-        // A faster rank may already send events while this one waits here: keep them.
-        let mut early = Vec::new();
-        let all =
-            match transport.all_gather(&mine, &mut |source, bytes| early.push((source, bytes))) {
-                Ok(all) => all,
-                Err(error) => return (fail(cluster_error(error), report), stats),
-            };
+        // A faster rank may already send while this one waits here: keep it.
+        let mut arrivals = Arrivals::new(ranks);
+        let all = match transport.all_gather(&mine, &mut |source, bytes| {
+            arrivals.arrived(source, bytes);
+        }) {
+            Ok(all) => all,
+            Err(error) => return (fail(cluster_error(error), report), stats),
+        };
         if let Err(error) = valid {
             return (fail(error, report), stats);
         }
@@ -206,6 +210,14 @@ impl TimeWarp {
             threads,
             gateway: true,
         };
+        let init = match self.start_rank(lps, sink, transport, placement, &mut arrivals) {
+            Ok(init) => init,
+            Err((error, pending)) => {
+                let mut report = report;
+                report.pending_at_end = pending;
+                return (fail(error, report), stats);
+            }
+        };
         let Prepared {
             route,
             owned,
@@ -214,14 +226,7 @@ impl TimeWarp {
             senders,
             receivers,
             transfer,
-        } = match self.prepare(lps, (rank == 0).then_some(&mut *sink), placement) {
-            Ok(prepared) => prepared,
-            Err((error, pending)) => {
-                let mut report = report;
-                report.pending_at_end = pending;
-                return (fail(error, report), stats);
-            }
-        };
+        } = self.prepare(init, n_lps, placement);
         let (to_coordinator, from_workers) = crossbeam_channel::unbounded();
 
         let mut receivers = receivers;
@@ -284,8 +289,8 @@ impl TimeWarp {
                     shared.warnings.clone(),
                 ),
             };
-            for (source, bytes) in early {
-                gateway.gate.arrived(source, bytes);
+            for (source, packet) in arrivals.early {
+                gateway.gate.handle(source, packet);
             }
             gateway.run(sink, report, stats, started)
         })
