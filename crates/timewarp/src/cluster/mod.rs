@@ -20,25 +20,29 @@
 //!    a. A round starts when a worker asks, when a packet of a newer round arrives, or after
 //!    [`MAX_GAP`]. The rank's colour (epoch) goes up by one; packets carry their epoch.
 //!    `red_min` restarts: the smallest stamp of any packet sent from now on.
-//!    b. *Counting*: all-gather of `sent − received` packets of the previous epoch, repeated
-//!    (while receiving) until the sum is zero. Every rank had changed colour before it
-//!    contributed, so no packet of the old colour is sent any more: zero means none is in
+//!    b. *Counting*: all-reduce (sum) of `sent − received` packets of the previous epoch,
+//!    repeated (while receiving) until the sum is zero. Every rank had changed colour before
+//!    it contributed, so no packet of the old colour is sent any more: zero means none is in
 //!    flight, and each has reached its workers' inboxes.
 //!    c. *Local*: a shared-memory round on the rank (Fujimoto–Hybinette in external mode, the
 //!    gateway one participant; it flushes everything it holds before reporting). Its
 //!    minimum `m` covers every event and message on the rank, including what the gateway
 //!    forwarded before reporting.
-//!    d. *Minimum*: all-gather of `min(m, red_min)` (with `red_min` taken now). A packet in
-//!    flight is of the new colour (b), so its stamp is at least its sender's `red_min`
-//!    if it left before the sender contributed, and at least the sender's `m` after
-//!    (it was caused by an event the local round covered). The minimum over ranks is the
-//!    GVT, identical on every rank, and is published to the workers.
-//! 4. **Stop.** Every all-gather also carries each rank's stop key (a handler error that GVT
-//!    reached, or none). Once any rank reports one, every rank stops at the smallest, so all
-//!    commit exactly the events below it. The rank with the error sends it to rank 0.
+//!    d. *Minimum*: the smallest `min(m, red_min)` over the ranks (with `red_min` taken
+//!    now), exactly, by all-reduces of minima level by level (time, then `age` and `src`,
+//!    then `sent`, then `id`, each from the ranks still tied; `Gateway::least_key`). A
+//!    packet in flight is of the new colour (b), so its stamp is at least its sender's
+//!    `red_min` if it left before the sender contributed, and at least the sender's `m`
+//!    after (it was caused by an event the local round covered). The minimum over ranks is
+//!    the GVT, identical on every rank, and is published to the workers. No step of a round
+//!    moves more than two words per rank, so rounds cost O(log ranks), not O(ranks).
+//! 4. **Stop.** Every round's all-reduces also say whether any rank has a stop key (a
+//!    handler error that GVT reached). Once one has, an all-gather of the stop keys (once
+//!    per run) finds the smallest, and every rank stops there, so all commit exactly the
+//!    events below it. The rank with the error sends it to rank 0.
 //! 5. **End.** When the GVT passes the end time (or nothing is left), every rank's workers
-//!    flush to the gateway, which sends it all; all-gathers of total packets sent and
-//!    received repeat until every packet has landed; then the workers take their inboxes,
+//!    flush to the gateway, which sends it all; all-reduces (sums) of total packets sent
+//!    and received repeat until every packet has landed; then the workers take their inboxes,
 //!    so the events left pending are counted exactly as on one process.
 //! 6. **Outputs** leave the kernel only on rank 0, in key order: every rank sends its
 //!    committed outputs with the bound below which its workers have committed everything;
