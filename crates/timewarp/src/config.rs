@@ -374,19 +374,19 @@ impl TimeWarp {
             );
         }
         if self.threads == 0 {
-            return refuse("--threads must be at least 1".into());
+            return refuse("the thread count must be at least 1".into());
         }
         if self.checkpoint_interval == 0 {
-            return refuse("--checkpoint-interval must be at least 1".into());
+            return refuse("the checkpoint interval must be at least 1".into());
         }
         if self.gvt_interval == 0 {
-            return refuse("--gvt-interval must be at least 1".into());
+            return refuse("the GVT interval must be at least 1".into());
         }
         if let Some(window) = self.window
             && !(window.is_finite() && window >= 0.0)
         {
             return refuse(format!(
-                "--window must be a non-negative number, got {window}"
+                "the optimism window must be a non-negative number, got {window}"
             ));
         }
         if let Partition::Map(map) = &self.partition {

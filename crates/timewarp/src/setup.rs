@@ -44,6 +44,8 @@ pub(crate) struct Prepared<M: LogicalProcess> {
     pub(crate) senders: Vec<Sender<Vec<Msg<M::Event>>>>,
     pub(crate) receivers: Vec<Receiver<Vec<Msg<M::Event>>>>,
     pub(crate) transfer: Mutex<Vec<Transfer<M>>>,
+    /// The LPs' final states, handed in by the workers of a run that finished.
+    pub(crate) finals: Mutex<Vec<(LpId, M)>>,
 }
 
 impl TimeWarp {
@@ -105,6 +107,7 @@ impl TimeWarp {
             senders,
             receivers,
             transfer: Mutex::new(Vec::new()),
+            finals: Mutex::new(Vec::new()),
         })
     }
 }
@@ -115,6 +118,7 @@ pub(crate) struct Crew<'env, M: LogicalProcess> {
     pub(crate) settings: &'env Settings,
     pub(crate) shared: &'env Shared<M::Output>,
     pub(crate) transfer: &'env Mutex<Vec<Transfer<M>>>,
+    pub(crate) finals: &'env Mutex<Vec<(LpId, M)>>,
 }
 
 impl<'env, M: LogicalProcess> Crew<'env, M> {
@@ -140,6 +144,7 @@ impl<'env, M: LogicalProcess> Crew<'env, M> {
         let values = size_of::<M::Event>() + size_of::<M>() + size_of::<M::Output>();
         let stack = (8usize << 20).saturating_add(values.saturating_mul(48));
         let mut running = 0;
+        let finals = self.finals;
         for (index, (lps, inbox)) in owned.into_iter().zip(inboxes).enumerate() {
             let parts = WorkerParts {
                 index,
@@ -155,7 +160,13 @@ impl<'env, M: LogicalProcess> Crew<'env, M> {
             let spawned = std::thread::Builder::new()
                 .name(format!("{name}-{index}"))
                 .stack_size(stack)
-                .spawn_scoped(scope, move || Worker::new(parts).run());
+                .spawn_scoped(scope, move || {
+                    let states = Worker::new(parts).run();
+                    finals
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .extend(states);
+                });
             match spawned {
                 Ok(_) => running += 1,
                 Err(error) => {

@@ -13,7 +13,7 @@ use warpsim_core::{EventKey, LogicalProcess, LpId, OutputSink, Report, RunError,
 use super::gate::Gate;
 use super::wire::{KEY_WORDS, Packet, WireSummary, cluster_error, encode, key_words, words_key};
 use super::{IDLE_WAIT, MAX_GAP, Transport};
-use crate::kernel::{assemble, deliver_below};
+use crate::kernel::{assemble, deliver_below, deliver_finish};
 use crate::message::{Msg, key_max, route_of};
 use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
 use crate::stats::TimeWarpStats;
@@ -426,12 +426,17 @@ where
     fn land_everything(&mut self) -> Result<(), SimError> {
         self.take_inbox();
         self.send()?;
+        // The rank's workers published their last commits before the barrier; the run's
+        // latest (the clock of `finish` without an end time) rides along.
+        let last_commit = self.shared.last_commit.load(Ordering::SeqCst);
         loop {
-            let mine = [self.gate.total_sent, self.gate.total_received];
+            let mine = [self.gate.total_sent, self.gate.total_received, last_commit];
             let all = self.gather(&mine)?;
-            let sent: u64 = all.chunks(2).map(|words| words[0]).sum();
-            let received: u64 = all.chunks(2).map(|words| words[1]).sum();
+            let sent: u64 = all.chunks(3).map(|words| words[0]).sum();
+            let received: u64 = all.chunks(3).map(|words| words[1]).sum();
             if sent == received {
+                let latest = all.chunks(3).map(|words| words[2]).max().unwrap_or(0);
+                self.shared.last_commit.fetch_max(latest, Ordering::SeqCst);
                 return Ok(());
             }
         }
@@ -532,6 +537,13 @@ where
                 outputs: None,
             });
         }
+        // Every rank's outputs are in, `finish`'s too.
+        deliver_finish(
+            &mut self.gate.outputs,
+            stop.as_ref().map(|stop| stop.key),
+            sink,
+            self.shared,
+        );
         let rounds = self.shared.gvt.rounds();
         let (result, stats) = assemble(
             report,

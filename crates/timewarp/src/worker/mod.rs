@@ -32,6 +32,7 @@
 
 mod balance;
 mod commit;
+mod end;
 mod execute;
 mod lp;
 mod mailbox;
@@ -284,12 +285,18 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     /// The worker's life: the loop, then the end-of-run steps. A panic anywhere outside a
     /// handler (handlers have their own guard) aborts the run with a typed error instead of
     /// killing the thread and leaving its peers waiting (see [`Worker::abandon`]).
-    pub(crate) fn run(mut self) {
+    /// Returns the final states of its LPs when the run finished (and `finish` ran on them).
+    pub(crate) fn run(mut self) -> Vec<(LpId, M)> {
         quiet_panics_on_this_thread();
         let ran = catch_unwind(AssertUnwindSafe(|| self.main_loop()));
         let ended = ran.and_then(|()| catch_unwind(AssertUnwindSafe(|| self.finish())));
-        if let Err(payload) = ended {
-            self.abandon(payload.as_ref());
+        match ended {
+            Ok(true) => self.take_states(),
+            Ok(false) => Vec::new(),
+            Err(payload) => {
+                self.abandon(payload.as_ref());
+                Vec::new()
+            }
         }
     }
 
@@ -386,7 +393,8 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     /// The last steps: commit what is final, let every message land, count what is left.
     /// After an abort the barriers are broken and pass at once: the count of what is left
     /// may then miss messages in flight, but no thread waits for one that failed.
-    fn finish(&mut self) {
+    /// Returns whether the run finished and `finish` ran on every LP.
+    fn finish(&mut self) -> bool {
         if self.settings.balance {
             // A migration may be published with the GVT this worker stopped at, or with a
             // round it reported in before it stopped: every worker must take part, so wait
@@ -412,6 +420,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             .stop_key()
             .unwrap_or_else(crate::message::key_max);
         self.commit_below(bound);
+        self.publish_last_commit();
         if self.settings.content_hash {
             self.add_failed_content(bound);
         }
@@ -421,7 +430,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         self.shared.landed.wait();
         self.absorb_inbox();
         self.drain_local();
+        let finished = self.finish_lps();
         self.send_summary();
+        finished
     }
 
     /// Two events for LP `l` have one key (see [`EventKey`], "Uniqueness"): stops the run
