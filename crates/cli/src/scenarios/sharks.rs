@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow, bail};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use plotters::prelude::*;
 use serde_json::{Value, json};
 use warpsim_models::sharks::{
@@ -13,28 +13,10 @@ use warpsim_models::sharks::{
     Tally, compare_deaths, oracle, write_deaths, write_population,
 };
 
-use crate::cli::CommonArgs;
+use crate::cli::{KernelArgs, RunArgs};
 use crate::files::{FileSet, write_text};
 use crate::limits::{Demand, lp_bytes, vec_bytes};
 use crate::run::{Outcome, Scenario, run_config, run_on_kernel};
-
-/// How withdrawals are done, as a clap value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum CancelArg {
-    /// The paper's application-level "ignore that arrival" messages.
-    App,
-    /// warpsim's kernel cancel (`ctx.cancel(handle)`).
-    Kernel,
-}
-
-impl From<CancelArg> for CancelStyle {
-    fn from(cancel: CancelArg) -> CancelStyle {
-        match cancel {
-            CancelArg::App => CancelStyle::App,
-            CancelArg::Kernel => CancelStyle::Kernel,
-        }
-    }
-}
 
 /// `W` or `WxH`.
 fn parse_world(text: &str) -> std::result::Result<(f64, f64), String> {
@@ -97,8 +79,8 @@ pub(crate) struct SharksArgs {
     #[arg(long, default_value_t = 2000.0, allow_negative_numbers = true)]
     pub(crate) end: f64,
     /// How a sector withdraws the arrival of a fish that died first.
-    #[arg(long, value_enum, default_value_t = CancelArg::App)]
-    pub(crate) cancel: CancelArg,
+    #[arg(long, value_enum, default_value_t = CancelStyle::App)]
+    pub(crate) cancel: CancelStyle,
     /// Busy-work iterations per event (the paper's delay loops, to raise granularity).
     #[arg(long, default_value_t = 0)]
     pub(crate) work: u32,
@@ -119,7 +101,9 @@ pub(crate) struct SharksArgs {
     #[arg(long)]
     pub(crate) verify: bool,
     #[command(flatten)]
-    pub(crate) common: CommonArgs,
+    pub(crate) kernel: KernelArgs,
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
 }
 
 impl SharksArgs {
@@ -130,7 +114,7 @@ impl SharksArgs {
             sectors_x: self.sectors.0,
             sectors_y: self.sectors.1,
             end: self.end,
-            cancel: self.cancel.into(),
+            cancel: self.cancel,
             work: self.work,
         }
     }
@@ -164,12 +148,16 @@ impl SharksArgs {
 }
 
 impl Scenario for SharksArgs {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "sharks"
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.common
+    fn run_args(&self) -> &RunArgs {
+        &self.run
+    }
+
+    fn kernel_args(&self) -> Option<&KernelArgs> {
+        Some(&self.kernel)
     }
 
     fn default_seed(&self) -> u64 {
@@ -203,8 +191,8 @@ impl Scenario for SharksArgs {
             self.sectors.1,
             self.end,
             match self.cancel {
-                CancelArg::App => "app",
-                CancelArg::Kernel => "kernel",
+                CancelStyle::App => "app",
+                CancelStyle::Kernel => "kernel",
             },
             self.work
         )
@@ -239,7 +227,7 @@ impl Scenario for SharksArgs {
     }
 
     fn files(&self) -> FileSet {
-        FileSet::with_config(self.common.config.as_ref())
+        FileSet::with_config(self.run.config.as_ref())
             .input("--population", self.population.as_ref())
             .output("--dump-population", self.dump_population.as_ref())
             .output("--deaths", self.deaths.as_ref())
@@ -275,9 +263,9 @@ impl Scenario for SharksArgs {
             write_text(path, &write_population(&creatures))?;
         }
         let lps = params.build(&creatures)?;
-        let config = run_config(&self.common, seed, params.kernel_end_time());
+        let config = run_config(&self.kernel, seed, params.kernel_end_time());
         let mut tally = Tally::default();
-        let result = run_on_kernel(&self.common, config, lps, &mut tally, primary);
+        let result = run_on_kernel(&self.kernel, config, lps, &mut tally, primary);
         let mut outcome = Outcome::from_result(result);
         let deaths = tally.sorted_deaths();
         describe(&params, &creatures, &tally, &deaths, &mut outcome);
