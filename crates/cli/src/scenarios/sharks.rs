@@ -498,8 +498,11 @@ fn draw_world(
         .count();
     let sharks: Vec<&Creature> = creatures.iter().filter(|c| c.kind == Kind::Shark).collect();
 
-    let root = SVGBackend::with_string(svg, size).into_drawing_area();
+    // The legend gets a strip of its own under the world, clear of the creatures.
+    let legend_strip = 34;
+    let root = SVGBackend::with_string(svg, (size.0, size.1 + legend_strip)).into_drawing_area();
     root.fill(&WHITE).map_err(drawing)?;
+    let (world_area, legend_area) = root.split_vertically(size.1);
     let title = format!(
         "Sharks World at t = {}: {} sharks, {live_fish} live fish, {} eaten (x){}",
         params.end,
@@ -511,7 +514,7 @@ fn draw_world(
             ""
         }
     );
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(&world_area)
         .caption(title, ("sans-serif", 16))
         .margin(12)
         .x_label_area_size(30)
@@ -521,6 +524,8 @@ fn draw_world(
     chart
         .configure_mesh()
         .disable_mesh()
+        .x_label_formatter(&|x| crate::analysis::plots::tick_text(*x))
+        .y_label_formatter(&|y| crate::analysis::plots::tick_text(*y))
         .draw()
         .map_err(drawing)?;
 
@@ -595,9 +600,7 @@ fn draw_world(
                 shark_colour.filled(),
             )
         }))
-        .map_err(drawing)?
-        .label("shark")
-        .legend(move |(x, y)| Circle::new((x, y), 3, shark_colour.filled()));
+        .map_err(drawing)?;
     let fish_colour = RGBColor(0, 114, 178);
     chart
         .draw_series(
@@ -608,9 +611,7 @@ fn draw_world(
                     Circle::new(wrap(fish.position_at(params.end)), 2, fish_colour.filled())
                 }),
         )
-        .map_err(drawing)?
-        .label("live fish")
-        .legend(move |(x, y)| Circle::new((x, y), 2, fish_colour.filled()));
+        .map_err(drawing)?;
     let dead_colour = RGBColor(90, 90, 90);
     chart
         .draw_series(creatures.iter().filter_map(|c| {
@@ -621,14 +622,26 @@ fn draw_world(
                 dead_colour.stroke_width(1),
             ))
         }))
-        .map_err(drawing)?
-        .label("where a fish was eaten")
-        .legend(move |(x, y)| Cross::new((x, y), 3, dead_colour.stroke_width(1)));
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
+        .map_err(drawing)?;
+    let font = ("sans-serif", 12).into_font().color(&BLACK);
+    let y = (legend_strip / 2) as i32;
+    legend_area
+        .draw(&Circle::new((70, y), 3, shark_colour.filled()))
+        .map_err(drawing)?;
+    legend_area
+        .draw(&Text::new("shark", (80, y - 6), font.clone()))
+        .map_err(drawing)?;
+    legend_area
+        .draw(&Circle::new((170, y), 2, fish_colour.filled()))
+        .map_err(drawing)?;
+    legend_area
+        .draw(&Text::new("live fish", (180, y - 6), font.clone()))
+        .map_err(drawing)?;
+    legend_area
+        .draw(&Cross::new((290, y), 3, dead_colour.stroke_width(1)))
+        .map_err(drawing)?;
+    legend_area
+        .draw(&Text::new("where a fish was eaten", (300, y - 6), font))
         .map_err(drawing)?;
     root.present().map_err(drawing)?;
     Ok(())

@@ -527,6 +527,7 @@ fn plot_series(axes: &[Axis], points: &[PointResult], shown: &[String]) -> Resul
                 Some(entry) => entry,
                 None => {
                     series.push(Series {
+                        metric: name.clone(),
                         label,
                         points: Vec::new(),
                     });
