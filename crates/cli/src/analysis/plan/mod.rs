@@ -35,6 +35,8 @@ use super::statistics::Summary;
 use super::{RunsBar, parse_model, take_last};
 use crate::run::{Scenario, seed_of};
 
+mod target;
+
 /// Replications per probe when `--replications` is not given.
 const DEFAULT_REPLICATIONS: u32 = 20;
 
@@ -42,11 +44,28 @@ const DEFAULT_REPLICATIONS: u32 = 20;
 const DEFAULT_MAX_GATES: u64 = 4096;
 
 /// `warpsim plan pets --deadline T [--percentile P] [--confidence C] [--max-gates M] [model
-/// flags]`. The plan's flags may come anywhere after the model name.
+/// flags]`, or for any model `plan <model> --search PARAM --metric M --at-most X` (see
+/// [`target`]). The plan's flags may come anywhere after the model name.
 #[derive(Debug, clap::Args)]
 pub(crate) struct PlanCmd {
-    /// The model to plan for (pets).
+    /// The model to plan for.
     pub(crate) model: String,
+    /// Any model: the whole-number parameter to search (its smallest value that meets the
+    /// target is the answer).
+    #[arg(long, value_name = "PARAM")]
+    pub(crate) search: Option<String>,
+    /// Any model: the metric each run is judged by.
+    #[arg(long, value_name = "METRIC")]
+    pub(crate) metric: Option<String>,
+    /// A run meets the target when the metric is at most this.
+    #[arg(long, allow_negative_numbers = true, conflicts_with = "at_least")]
+    pub(crate) at_most: Option<f64>,
+    /// A run meets the target when the metric is at least this.
+    #[arg(long, allow_negative_numbers = true)]
+    pub(crate) at_least: Option<f64>,
+    /// Largest value of the searched parameter to try [default: 4096].
+    #[arg(long)]
+    pub(crate) max: Option<u64>,
     /// The deadline, in simulated time units (e.g. half a day, to feed the pets twice a day).
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) deadline: Option<f64>,
@@ -200,7 +219,11 @@ fn artifact_warning(params: &Value) -> Option<String> {
 ///
 /// A model other than pets, missing or bad plan settings, bad model flags, a failed run, or no
 /// K up to `--max-gates` meeting the deadline.
-pub(crate) fn run(app: &crate::App, command: PlanCmd) -> Result<()> {
+pub(crate) fn run(app: &crate::App, mut command: PlanCmd) -> Result<()> {
+    let search = take_last(&mut command.args, "search", command.search.clone())?;
+    if search.is_some() || command.model != "pets" {
+        return target::run(app, command, search);
+    }
     let mut flags = command.args;
     let parse_number = |name: &str, text: Option<String>| -> Result<Option<f64>> {
         text.map(|text| {
@@ -247,12 +270,6 @@ pub(crate) fn run(app: &crate::App, command: PlanCmd) -> Result<()> {
     })
     .transpose()?;
 
-    if command.model != "pets" {
-        bail!(
-            "plan supports the pets model (it searches the number of feeders), not `{}`",
-            command.model
-        );
-    }
     if !(deadline.is_finite() && deadline > 0.0) {
         bail!("--deadline must be a positive number (got {deadline})");
     }
