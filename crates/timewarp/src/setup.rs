@@ -2,7 +2,6 @@
 //! every LP, the memory check, placing the LPs on workers (and ranks), the shared state and
 //! the channels, and starting the workers.
 
-use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
@@ -16,6 +15,7 @@ use warpsim_core::{
 use crate::config::TimeWarp;
 use crate::gvt::GvtShared;
 use crate::message::{Msg, Route, key_max, route_entry};
+use crate::pending::Pending;
 use crate::shared::{Settings, Shared, StopInfo, ToCoordinator, pending_bytes};
 use crate::watch::default_hook;
 use crate::worker::{LpState, Transfer, Worker, WorkerParts};
@@ -70,7 +70,7 @@ impl TimeWarp {
         let n_lps = u32::try_from(lps.len()).unwrap_or(u32::MAX);
         let Initialised { states, pending } = initialise(&self.config, n_lps, lps, sink)?;
         if let Err(error) = self.check_memory::<M>(&pending) {
-            return Err((error, pending.iter().map(BTreeMap::len).sum()));
+            return Err((error, pending.iter().map(Pending::len).sum()));
         }
         let mut route: Vec<AtomicU64> = Vec::with_capacity(states.len());
         let mut owned: Vec<Vec<LpState<M>>> = (0..threads).map(|_| Vec::new()).collect();
@@ -181,12 +181,12 @@ impl TimeWarp {
     /// the same way.
     pub(crate) fn check_memory<M: LogicalProcess>(
         &self,
-        pending: &[BTreeMap<EventKey, M::Event>],
+        pending: &[Pending<M::Event>],
     ) -> Result<(), SimError> {
         let Some(budget) = self.memory else {
             return Ok(());
         };
-        let events: usize = pending.iter().map(BTreeMap::len).sum();
+        let events: usize = pending.iter().map(Pending::len).sum();
         let needed = pending_bytes::<M::Event>(events);
         if needed > budget {
             return Err(SimError::MemoryBudget {
@@ -231,8 +231,9 @@ where
     S: OutputSink<M::Output>,
 {
     let mut states: Vec<(M, LpMeta)> = Vec::with_capacity(lps.len());
-    let mut pending: Vec<BTreeMap<EventKey, M::Event>> =
-        (0..lps.len()).map(|_| BTreeMap::new()).collect();
+    // `Pending` keeps an LP's first event inline: a map per LP would allocate a node for
+    // each, hundreds of bytes per LP at the peak of the set-up.
+    let mut pending: Vec<Pending<M::Event>> = (0..lps.len()).map(|_| Pending::default()).collect();
     let mut effects = Vec::new();
     let mut outputs = Vec::new();
     let mut error = None;
@@ -249,9 +250,8 @@ where
             &mut outputs,
             &mut error,
         );
-        let pending_now = |pending: &[BTreeMap<EventKey, M::Event>]| {
-            pending.iter().map(BTreeMap::len).sum::<usize>()
-        };
+        let pending_now =
+            |pending: &[Pending<M::Event>]| pending.iter().map(Pending::len).sum::<usize>();
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| model.init(&mut ctx))) {
             let message = panic_message(payload.as_ref());
             let error = SimError::ModelPanic {
@@ -283,18 +283,20 @@ where
 }
 
 /// Applies what an `init` did to the starting pending sets.
-fn apply_init_effects<E>(pending: &mut [BTreeMap<EventKey, E>], effects: &mut Vec<Effect<E>>) {
+fn apply_init_effects<E>(pending: &mut [Pending<E>], effects: &mut Vec<Effect<E>>) {
     for effect in effects.drain(..) {
         match effect {
             Effect::Send { key, dest, event } => {
-                pending[dest.index()].insert(key, event);
+                // Two sends of one `init` never share a key (see `EventKey`, "Uniqueness"),
+                // and sends of different LPs differ in their source.
+                let _ = pending[dest.index()].insert(key, event);
             }
             Effect::Withdraw { dest, key } => {
                 pending[dest.index()].remove(&key);
             }
             Effect::Move { dest, from, to } => {
                 if let Some(event) = pending[dest.index()].remove(&from) {
-                    pending[dest.index()].insert(to, event);
+                    let _ = pending[dest.index()].insert(to, event);
                 }
             }
         }
@@ -304,5 +306,5 @@ fn apply_init_effects<E>(pending: &mut [BTreeMap<EventKey, E>], effects: &mut Ve
 /// The LPs after `init`, with their starting pending events.
 pub(crate) struct Initialised<M: LogicalProcess> {
     pub(crate) states: Vec<(M, LpMeta)>,
-    pub(crate) pending: Vec<BTreeMap<EventKey, M::Event>>,
+    pub(crate) pending: Vec<Pending<M::Event>>,
 }

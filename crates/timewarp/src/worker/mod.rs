@@ -97,6 +97,7 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     memory: Option<MemoryControl>,
     sizes: Sizes,
     scratch: Scratch<M>,
+    spare: Spare<M>,
     lists: LpLists,
     /// Antimessages that arrived before their event: (LP index, key).
     early_antis: BTreeSet<(u32, EventKey)>,
@@ -153,6 +154,54 @@ impl<M: LogicalProcess> Default for Scratch<M> {
             kept: Vec::new(),
             matched: Vec::new(),
             encoded: (Vec::new(), Vec::new()),
+        }
+    }
+}
+
+/// Empty record buffers of LPs whose records have all committed, for the next LP that runs.
+///
+/// Each LP keeping its own buffers would cost every LP that ever ran their capacity for the
+/// rest of the run (at ten million LPs, gigabytes), and freeing them at commit would cost an
+/// allocation per LP per GVT round. Pooled, the buffers alive are about as many as the LPs with
+/// uncommitted records at once, and taking or returning one moves a few words.
+struct Spare<M: LogicalProcess> {
+    records: Vec<VecDeque<lp::Processed<M>>>,
+    effects: Vec<VecDeque<lp::EffectRecord<M::Event>>>,
+}
+
+impl<M: LogicalProcess> Default for Spare<M> {
+    fn default() -> Spare<M> {
+        Spare {
+            records: Vec::new(),
+            effects: Vec::new(),
+        }
+    }
+}
+
+/// A buffer grown past this many entries is freed rather than pooled, so one busy LP's
+/// backlog does not stay allocated for the run.
+const SPARE_MAX_CAPACITY: usize = 64;
+
+impl<M: LogicalProcess> Spare<M> {
+    /// Takes an LP's emptied buffers into the pool (leaving it unallocated ones).
+    #[inline]
+    fn put_back(
+        &mut self,
+        records: &mut VecDeque<lp::Processed<M>>,
+        effects: &mut VecDeque<lp::EffectRecord<M::Event>>,
+    ) {
+        debug_assert!(records.is_empty() && effects.is_empty());
+        if records.capacity() > 0 {
+            let buffer = std::mem::take(records);
+            if buffer.capacity() <= SPARE_MAX_CAPACITY {
+                self.records.push(buffer);
+            }
+        }
+        if effects.capacity() > 0 {
+            let buffer = std::mem::take(effects);
+            if buffer.capacity() <= SPARE_MAX_CAPACITY {
+                self.effects.push(buffer);
+            }
         }
     }
 }
@@ -255,6 +304,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 ..Sizes::default()
             },
             scratch: Scratch::default(),
+            spare: Spare::default(),
             lists: LpLists {
                 dirty_bits: vec![0; n_lps.div_ceil(64)],
                 ..LpLists::default()
@@ -443,7 +493,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     fn add_failed_content(&mut self, bound: EventKey) {
         for &l in &self.lists.failed {
             let lp = &self.lps[l as usize];
-            if let Some(failure) = &lp.failed
+            if let Some(failure) = lp.failed()
                 && failure.key == bound
                 && failure.commits
                 && let Some(event) = lp.pending.get(&bound)
