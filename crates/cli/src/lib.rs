@@ -22,12 +22,14 @@
 #![forbid(unsafe_code)]
 
 mod analysis;
+mod app;
 mod cli;
 mod config;
 mod files;
 pub mod fuzzing;
 mod limits;
 mod listing;
+mod model;
 mod mpi;
 mod out;
 mod progress;
@@ -40,16 +42,19 @@ use std::process::ExitCode;
 
 use clap::error::ErrorKind;
 
-use crate::cli::Command;
+use crate::cli::{Command, Parsed};
 
-/// Runs `warpsim` with the process's arguments and returns its exit code: 0 on success (or
-/// when stdout was closed by the reader), 1 for any error (one line on stderr), 101 for an
-/// internal error.
-pub fn main() -> ExitCode {
+pub use crate::app::App;
+pub use crate::model::{BoxError, Metrics, Model, OutputOf};
+
+/// Runs `app` with `args` (the first is the program name) and returns its exit code: 0 on
+/// success (or when stdout was closed by the reader), 1 for any error (one line on stderr),
+/// 101 for an internal error.
+fn main_with(app: &App, args: Vec<OsString>) -> ExitCode {
     // Model panics are caught by the kernels and reported as errors with their LP id, so the
     // default hook's message would only be noise; our own bugs are caught below instead.
     std::panic::set_hook(Box::new(|_| {}));
-    let outcome = std::panic::catch_unwind(|| real_main(std::env::args_os().collect()));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| real_main(app, args)));
     match outcome {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(error)) => {
@@ -76,9 +81,10 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn real_main(args: Vec<OsString>) -> anyhow::Result<()> {
-    let args = config::expand(args)?;
-    let cli = match cli::parse(args) {
+fn real_main(app: &App, args: Vec<OsString>) -> anyhow::Result<()> {
+    let program = app.program();
+    let args = config::expand(app, args)?;
+    let parsed = match cli::parse(app, args) {
         Ok(cli) => cli,
         Err(error) => match error.kind() {
             ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
@@ -86,17 +92,19 @@ fn real_main(args: Vec<OsString>) -> anyhow::Result<()> {
                 return Ok(());
             }
             ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                anyhow::bail!("a command is required (see `warpsim --help`)");
+                anyhow::bail!("a command is required (see `{program} --help`)");
             }
-            _ => anyhow::bail!("{} (see `warpsim --help`)", text::clap_message(&error)),
+            _ => anyhow::bail!("{} (see `{program} --help`)", text::clap_message(&error)),
         },
     };
-    let result = match cli.command {
-        Command::Run(run) => run::run(*run),
-        Command::Sweep(sweep) => analysis::sweep::run(sweep),
-        Command::Plan(plan) => analysis::plan::run(plan),
-        Command::Speedup(speedup) => analysis::speedup::run(speedup),
-        Command::Models => out::print(&listing::listing()).map_err(anyhow::Error::from),
+    let result = match parsed {
+        Parsed::Run(scenario) => run::execute(&*scenario),
+        Parsed::Other(Command::Sweep(sweep)) => analysis::sweep::run(app, sweep),
+        Parsed::Other(Command::Plan(plan)) => analysis::plan::run(app, plan),
+        Parsed::Other(Command::Speedup(speedup)) => analysis::speedup::run(app, speedup),
+        Parsed::Other(Command::Models) => {
+            out::print(&listing::listing(app)).map_err(anyhow::Error::from)
+        }
     };
     mpi::finish();
     result

@@ -6,7 +6,7 @@ use serde_json::Value;
 use warpsim_core::{Discard, LogicalProcess};
 use warpsim_models::phold::{Phold, PholdParams};
 
-use crate::cli::CommonArgs;
+use crate::cli::{KernelArgs, RunArgs};
 use crate::files::FileSet;
 use crate::limits::{Demand, event_bytes, lp_bytes};
 use crate::run::{Outcome, Scenario, run_config, run_on_kernel};
@@ -36,7 +36,9 @@ pub(crate) struct PholdArgs {
     #[arg(long, default_value_t = 0)]
     pub(crate) work: u32,
     #[command(flatten)]
-    pub(crate) common: CommonArgs,
+    pub(crate) kernel: KernelArgs,
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
 }
 
 impl PholdArgs {
@@ -54,12 +56,16 @@ impl PholdArgs {
 }
 
 impl Scenario for PholdArgs {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "phold"
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.common
+    fn run_args(&self) -> &RunArgs {
+        &self.run
+    }
+
+    fn kernel_args(&self) -> Option<&KernelArgs> {
+        Some(&self.kernel)
     }
 
     fn default_seed(&self) -> u64 {
@@ -84,7 +90,7 @@ impl Scenario for PholdArgs {
     }
 
     fn files(&self) -> FileSet {
-        FileSet::with_config(self.common.config.as_ref())
+        FileSet::with_config(self.run.config.as_ref())
     }
 
     fn demands(&self) -> Vec<Demand> {
@@ -110,8 +116,8 @@ impl Scenario for PholdArgs {
     fn run_once(&self, seed: u64, primary: bool) -> Result<Outcome> {
         let params = PholdArgs::params(self);
         let lps = params.build()?;
-        let config = run_config(&self.common, seed, params.end);
-        let result = run_on_kernel(&self.common, config, lps, &mut Discard, primary);
+        let config = run_config(&self.kernel, seed, params.end);
+        let result = run_on_kernel(&self.kernel, config, lps, &mut Discard, primary);
         Ok(Outcome::from_result(result))
     }
 }
