@@ -89,10 +89,8 @@ pub(super) fn completion_curve_svg(
                 .pos(Pos::new(HPos::Left, VPos::Top)),
         ))
         .map_err(drawing)?;
-    let mut row = 0;
-    for (percent, time) in marks {
+    for (row, (percent, time)) in (0..).zip(marks) {
         let y = 54 + 22 * row;
-        row += 1;
         let text = match time {
             Some(time) => number_text(time),
             None => "not reached".to_string(),
