@@ -126,6 +126,7 @@ fn main_with(app: &App, args: Vec<OsString>) -> ExitCode {
 fn real_main(app: &App, args: Vec<OsString>) -> anyhow::Result<()> {
     let program = app.program();
     let args = config::expand(app, args)?;
+    let kernel_note = cli::kernel_flag_note(app, &args);
     let parsed = match cli::parse(app, args) {
         Ok(cli) => cli,
         Err(error) => match error.kind() {
@@ -136,6 +137,11 @@ fn real_main(app: &App, args: Vec<OsString>) -> anyhow::Result<()> {
             ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
                 anyhow::bail!("a command is required (see `{program} --help`)");
             }
+            ErrorKind::UnknownArgument if kernel_note.is_some() => anyhow::bail!(
+                "{}: {}",
+                text::clap_message(&error),
+                kernel_note.unwrap_or_default()
+            ),
             _ => anyhow::bail!("{} (see `{program} --help`)", text::clap_message(&error)),
         },
     };
