@@ -78,6 +78,34 @@ pub(crate) fn parse(app: &crate::App, args: Vec<OsString>) -> Result<Parsed, cla
     <Command as clap::FromArgMatches>::from_arg_matches(&matches).map(Parsed::Other)
 }
 
+/// Why a kernel flag given to a model that runs on no kernel (`run torches --threads 8`) is
+/// refused, or `None` when the command line has no such flag.
+pub(crate) fn kernel_flag_note(app: &crate::App, args: &[OsString]) -> Option<String> {
+    if args.get(1).and_then(|arg| arg.to_str()) != Some("run") {
+        return None;
+    }
+    let model = args.get(2)?.to_str()?;
+    if app.entry(model)?.on_kernel() {
+        return None;
+    }
+    let kernel_flags = KernelArgs::augment_args(clap::Command::new("kernel"));
+    let given = args[3..]
+        .iter()
+        .filter_map(|arg| arg.to_str())
+        .find(|arg| {
+            let name = arg.strip_prefix("--").unwrap_or("");
+            let name = name.split('=').next().unwrap_or(name);
+            kernel_flags
+                .get_arguments()
+                .any(|flag| flag.get_long() == Some(name))
+        })?;
+    Some(format!(
+        "{model} runs on the game-loop timer manager, not on a simulation kernel, so it takes no \
+         kernel flags (drop {})",
+        given.split('=').next().unwrap_or(given)
+    ))
+}
+
 /// `--mean -inf` becomes `--mean=-inf`. clap takes a word starting with `-` for a value only
 /// when it is made of digits (`-1`, `-2.5e3`); `-inf`, `-infinity`, `-NaN` and `-.5` are
 /// numbers too (Rust's `f64` reads them), so a long flag that takes a value is joined to one.

@@ -87,6 +87,44 @@ pub(crate) struct PlanCmd {
     pub(crate) args: Vec<String>,
 }
 
+/// The runs of every probe: `replications` seeds derived from the base seed (the same for
+/// every value tried), of which `needed` must meet the target.
+struct Runs {
+    replications: u32,
+    base_seed: u64,
+    seeds: Vec<u64>,
+    needed: usize,
+}
+
+impl Runs {
+    /// The runs for `scenario`'s `--replications` (default 20) and `confidence`.
+    fn of(scenario: &dyn Scenario, confidence: f64) -> Result<Runs> {
+        let replications = match scenario.run_args().replications {
+            Some(0) => bail!("--replications must be at least 1 (got 0)"),
+            Some(count) => count,
+            None => DEFAULT_REPLICATIONS,
+        };
+        let base_seed = seed_of(scenario);
+        Ok(Runs {
+            replications,
+            base_seed,
+            seeds: seeds(base_seed, replications),
+            needed: ((confidence * f64::from(replications)) - 1e-9)
+                .ceil()
+                .max(1.0) as usize,
+        })
+    }
+}
+
+/// The number a plan flag gives, if any.
+fn number_flag(name: &str, text: Option<String>) -> Result<Option<f64>> {
+    text.map(|text| {
+        text.parse::<f64>()
+            .map_err(|_| anyhow!("--{name}: `{text}` is not a number"))
+    })
+    .transpose()
+}
+
 /// The result of trying one K.
 #[derive(Debug, Clone)]
 struct Probe {
@@ -225,14 +263,7 @@ pub(crate) fn run(app: &crate::App, mut command: PlanCmd) -> Result<()> {
         return target::run(app, command, search);
     }
     let mut flags = command.args;
-    let parse_number = |name: &str, text: Option<String>| -> Result<Option<f64>> {
-        text.map(|text| {
-            text.parse::<f64>()
-                .map_err(|_| anyhow!("--{name}: `{text}` is not a number"))
-        })
-        .transpose()
-    };
-    let deadline = parse_number(
+    let deadline = number_flag(
         "deadline",
         take_last(
             &mut flags,
@@ -241,7 +272,7 @@ pub(crate) fn run(app: &crate::App, mut command: PlanCmd) -> Result<()> {
         )?,
     )?
     .ok_or_else(|| anyhow!("plan needs --deadline T (in simulated time units)"))?;
-    let percentile = parse_number(
+    let percentile = number_flag(
         "percentile",
         take_last(
             &mut flags,
@@ -250,7 +281,7 @@ pub(crate) fn run(app: &crate::App, mut command: PlanCmd) -> Result<()> {
         )?,
     )?
     .unwrap_or(100.0);
-    let confidence = parse_number(
+    let confidence = number_flag(
         "confidence",
         take_last(
             &mut flags,
@@ -314,16 +345,12 @@ pub(crate) fn run(app: &crate::App, mut command: PlanCmd) -> Result<()> {
         .and_then(Value::as_u64)
         .unwrap_or(DEFAULT_MAX_GATES);
     let max_gates = max_gates.unwrap_or(tasks.clamp(1, DEFAULT_MAX_GATES) as u32);
-    let replications = match base_scenario.run_args().replications {
-        Some(0) => bail!("--replications must be at least 1 (got 0)"),
-        Some(count) => count,
-        None => DEFAULT_REPLICATIONS,
-    };
-    let base_seed = seed_of(base_scenario);
-    let run_seeds = seeds(base_seed, replications);
-    let needed = ((confidence * f64::from(replications)) - 1e-9)
-        .ceil()
-        .max(1.0) as usize;
+    let Runs {
+        replications,
+        base_seed,
+        seeds: run_seeds,
+        needed,
+    } = Runs::of(base_scenario, confidence)?;
     // Runs stop at the deadline: events at the deadline itself still run (the end is
     // exclusive), so a percentile reached exactly on time counts.
     let end = deadline.next_up();

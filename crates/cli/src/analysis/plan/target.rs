@@ -21,11 +21,11 @@ use std::fmt::Write as _;
 use anyhow::{Result, anyhow, bail};
 use serde_json::{Map, Value};
 
-use super::super::replications::{replicate, seeds, show};
+use super::super::replications::{replicate, show};
 use super::super::statistics::Summary;
 use super::super::{RunsBar, model_flags, parse_model, take_last};
-use super::{DEFAULT_REPLICATIONS, PlanCmd};
-use crate::run::{Scenario, seed_of};
+use super::{PlanCmd, Runs, number_flag};
+use crate::run::Scenario;
 
 /// Largest value tried when `--max` is not given.
 const DEFAULT_MAX: u64 = 4096;
@@ -49,15 +49,8 @@ struct Probe {
 pub(super) fn run(app: &crate::App, command: PlanCmd, search: Option<String>) -> Result<()> {
     let mut flags = command.args;
     let model = command.model;
-    let number = |name: &str, text: Option<String>| -> Result<Option<f64>> {
-        text.map(|text| {
-            text.parse::<f64>()
-                .map_err(|_| anyhow!("--{name}: `{text}` is not a number"))
-        })
-        .transpose()
-    };
     let metric = take_last(&mut flags, "metric", command.metric)?;
-    let at_most = number(
+    let at_most = number_flag(
         "at-most",
         take_last(
             &mut flags,
@@ -65,7 +58,7 @@ pub(super) fn run(app: &crate::App, command: PlanCmd, search: Option<String>) ->
             command.at_most.map(|v| v.to_string()),
         )?,
     )?;
-    let at_least = number(
+    let at_least = number_flag(
         "at-least",
         take_last(
             &mut flags,
@@ -73,7 +66,7 @@ pub(super) fn run(app: &crate::App, command: PlanCmd, search: Option<String>) ->
             command.at_least.map(|v| v.to_string()),
         )?,
     )?;
-    let confidence = number(
+    let confidence = number_flag(
         "confidence",
         take_last(
             &mut flags,
@@ -129,16 +122,12 @@ pub(super) fn run(app: &crate::App, command: PlanCmd, search: Option<String>) ->
     if let Some((flag, _)) = base_scenario.files().outputs.first() {
         bail!("{flag}: a plan writes no file per run; drop {flag}");
     }
-    let replications = match base_scenario.run_args().replications {
-        Some(0) => bail!("--replications must be at least 1 (got 0)"),
-        Some(count) => count,
-        None => DEFAULT_REPLICATIONS,
-    };
-    let base_seed = seed_of(base_scenario);
-    let run_seeds = seeds(base_seed, replications);
-    let needed = ((confidence * f64::from(replications)) - 1e-9)
-        .ceil()
-        .max(1.0) as usize;
+    let Runs {
+        replications,
+        base_seed,
+        seeds: run_seeds,
+        needed,
+    } = Runs::of(base_scenario, confidence)?;
 
     let mut probes: BTreeMap<u64, Probe> = BTreeMap::new();
     let mut evaluate = |value: u64| -> Result<bool> {
