@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tools for the side-by-side benchmarks in BENCHMARKS.md that compare warpsim with other
 # programs: Debian's Go (to build the seed article's Go programs in benches/pets-go/) and
-# SimPy (benches/pets_simpy.py). Not needed to build or test warpsim, nor by CI.
+# SimPy (benches/pets_simpy.py, benches/bank_simpy.py). Not needed to build or test warpsim, nor by CI.
 #
 #   bash scripts/install-bench-tools.sh
 set -euo pipefail

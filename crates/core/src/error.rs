@@ -19,6 +19,14 @@ pub enum TimeError {
     /// A time plus a delay is not a finite number.
     #[error("time overflow: time plus delay is not finite")]
     Overflow,
+    /// An absolute time before the current one (an event cannot be sent into the past).
+    #[error("time {at} is before the current time {now}")]
+    Past {
+        /// The time asked for.
+        at: f64,
+        /// The current time.
+        now: f64,
+    },
 }
 
 /// Why a run stopped early. None of these can be resumed: the run is over, but the
@@ -73,6 +81,17 @@ pub enum SimError {
         /// The simulation time of the event (0 for `init`).
         time: Time,
         /// The panic message.
+        message: String,
+    },
+    /// A model stopped the run on purpose ([`Ctx::stop_with`](crate::Ctx::stop_with)): a
+    /// state it finds impossible, or a message for another kind of LP.
+    #[error("{lp} at time {time}: {message}")]
+    Model {
+        /// The LP whose handler stopped the run.
+        lp: LpId,
+        /// Its simulation time.
+        time: Time,
+        /// What the model said.
         message: String,
     },
     /// The run was given no LPs.

@@ -1,6 +1,7 @@
 //! What every kernel shares: the run configuration and the [`Kernel`] trait.
 
 use crate::error::{RunError, SimError};
+use crate::finish::Finished;
 use crate::model::{LogicalProcess, OutputSink};
 use crate::report::{CostModel, Report};
 
@@ -95,13 +96,27 @@ pub trait Kernel {
     /// Short name used in reports (`sequential`, `timewarp`, …).
     fn name(&self) -> &'static str;
 
-    /// Runs the model to completion.
+    /// Runs the model to completion (then [`LogicalProcess::finish`] on every LP).
     ///
     /// # Errors
     ///
     /// A [`RunError`] carrying the [`SimError`] that stopped the run and the [`Report`] of what
     /// was done before it.
     fn run<M, S>(&self, lps: Vec<M>, sink: &mut S) -> Result<Report, RunError>
+    where
+        M: LogicalProcess,
+        S: OutputSink<M::Output>,
+    {
+        self.run_final(lps, sink).map(|finished| finished.report)
+    }
+
+    /// Like [`Kernel::run`], and also hands back every LP's final state (its committed state
+    /// after [`LogicalProcess::finish`]), the same on every kernel.
+    ///
+    /// # Errors
+    ///
+    /// As [`Kernel::run`]; a failed run hands back no states.
+    fn run_final<M, S>(&self, lps: Vec<M>, sink: &mut S) -> Result<Finished<M>, RunError>
     where
         M: LogicalProcess,
         S: OutputSink<M::Output>;

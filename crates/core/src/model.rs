@@ -75,6 +75,16 @@ pub trait LogicalProcess: Clone + Send + 'static {
     /// Handles one event. Called in event-key order at each LP.
     fn on_event(&mut self, event: Self::Event, ctx: &mut Ctx<'_, Self>);
 
+    /// Called once per LP when the run ends without an error (end time reached, drained, or
+    /// event limit), on its committed state, in LP-id order on the sequential kernel and on
+    /// every kernel alike. A place for end-of-run statistics: emit them through
+    /// [`FinishCtx::emit`](crate::FinishCtx::emit) (they are delivered after every event's
+    /// outputs, by LP id); [`FinishCtx::now`](crate::FinishCtx::now) says when the run ended.
+    /// The state it leaves is what [`Kernel::run_final`](crate::Kernel::run_final) hands back.
+    fn finish(&mut self, ctx: &mut crate::FinishCtx<'_, Self>) {
+        let _ = ctx;
+    }
+
     /// An estimate of the heap memory this state owns (the contents of its `Vec`s, `Box`es,
     /// maps…), in bytes; `0` by default. Only a kernel with a memory budget asks, once per
     /// state save it makes, so that a budget also covers saved copies of that heap; without
@@ -164,6 +174,8 @@ pub struct SendError<E> {
 #[derive(Clone, Debug)]
 pub struct LpMeta {
     pub(crate) rng: LpRng,
+    /// The run's seed, for named streams ([`Ctx::stream`]).
+    pub(crate) seed: u64,
     /// Critical time of the LP's last event (critical-path analysis only).
     pub(crate) crit: f64,
     pub(crate) retractions: RetractionLog,
@@ -174,6 +186,7 @@ impl LpMeta {
     pub fn new(seed: u64, lp: LpId) -> LpMeta {
         LpMeta {
             rng: crate::rng::lp_rng(seed, lp.get()),
+            seed,
             crit: 0.0,
             retractions: RetractionLog::default(),
         }
@@ -380,7 +393,16 @@ impl<M: LogicalProcess> Ctx<'_, M> {
         &mut self.meta.rng
     }
 
-    fn refuse(&mut self, error: SimError) {
+    /// A new random stream named `name`, derived from the run's seed, this LP and the name
+    /// only (see [`stream_rng`](crate::stream_rng)): several independent streams per LP,
+    /// the same in every configuration of a model — common random numbers. Each call starts
+    /// the stream afresh: make it once (in `init`) and keep it in the LP's state, where it
+    /// rolls back with the LP.
+    pub fn stream(&self, name: &str) -> LpRng {
+        crate::rng::stream_rng(self.meta.seed, self.me, name)
+    }
+
+    pub(crate) fn refuse(&mut self, error: SimError) {
         // Keep the first error: it is the cause, later ones are consequences.
         if self.error.is_none() {
             *self.error = Some(error);
@@ -415,8 +437,10 @@ impl<M: LogicalProcess> Ctx<'_, M> {
     /// `delay` may be 0: the event then happens at the current time, after the current event.
     /// A NaN, negative or infinite delay, or an unknown LP, stops the run with a
     /// [`SimError`] once the handler returns (the returned handle names no event).
+    ///
+    /// `to` is an [`LpId`], a plain `u32` or a typed [`Addr`](crate::Addr).
     #[inline]
-    pub fn send(&mut self, to: LpId, delay: f64, event: M::Event) -> EventHandle {
+    pub fn send(&mut self, to: impl Into<LpId>, delay: f64, event: M::Event) -> EventHandle {
         match self.try_send(to, delay, event) {
             Ok(handle) => handle,
             Err(refused) => {
@@ -432,6 +456,71 @@ impl<M: LogicalProcess> Ctx<'_, M> {
         self.send(self.me, delay, event)
     }
 
+    /// Sends `event` to LP `to`, to happen at time `at` (at or after now; at now, after the
+    /// current event). The event's time is exactly `at` (no `now + (at − now)` rounding).
+    /// A time before now or not finite stops the run with [`SimError::BadDelay`], as a bad
+    /// delay does.
+    ///
+    /// ```
+    /// use warpsim_core::{Ctx, Kernel, LogicalProcess, RunConfig, Sequential, Time};
+    /// #[derive(Clone)]
+    /// struct Alarm;
+    /// impl LogicalProcess for Alarm {
+    ///     type Event = ();
+    ///     type Output = f64;
+    ///     fn init(&mut self, ctx: &mut Ctx<Self>) { ctx.schedule_at(0.1 + 0.2, ()); }
+    ///     fn on_event(&mut self, _: (), ctx: &mut Ctx<Self>) { ctx.emit(ctx.now().as_f64()); }
+    /// }
+    /// let mut outputs = Vec::new();
+    /// Sequential::new(RunConfig::new(1)).run(vec![Alarm], &mut outputs).unwrap();
+    /// assert_eq!(outputs[0].output, 0.1 + 0.2);
+    /// ```
+    #[inline]
+    pub fn send_at(&mut self, to: impl Into<LpId>, at: f64, event: M::Event) -> EventHandle {
+        let to = to.into();
+        let placed = self.key_at(at);
+        match self.try_place(to, placed, event) {
+            Ok(handle) => handle,
+            Err(refused) => {
+                self.refuse(refused.error);
+                EventHandle::DEAD
+            }
+        }
+    }
+
+    /// Sends `event` to this LP itself at time `at`; see [`Ctx::send_at`].
+    #[inline]
+    pub fn schedule_at(&mut self, at: f64, event: M::Event) -> EventHandle {
+        self.send_at(self.me, at, event)
+    }
+
+    /// The (time, age) of an event at absolute time `at`.
+    fn key_at(&self, at: f64) -> Result<(Time, u32), SimError> {
+        let now = self.key.time;
+        let bad = |reason| SimError::BadDelay {
+            lp: self.me,
+            time: now,
+            delay: at - now.as_f64(),
+            reason,
+        };
+        let time = Time::new(at).map_err(bad)?;
+        if time < now {
+            return Err(bad(crate::TimeError::Past {
+                at,
+                now: now.as_f64(),
+            }));
+        }
+        let age = if time == now {
+            self.key
+                .age
+                .checked_add(1)
+                .ok_or(SimError::ZeroDelayChain { lp: self.me, time })?
+        } else {
+            0
+        };
+        Ok((time, age))
+    }
+
     /// Like [`Ctx::send`], but hands a refused event back instead of stopping the run.
     ///
     /// # Errors
@@ -441,8 +530,22 @@ impl<M: LogicalProcess> Ctx<'_, M> {
     #[inline]
     pub fn try_send(
         &mut self,
-        to: LpId,
+        to: impl Into<LpId>,
         delay: f64,
+        event: M::Event,
+    ) -> Result<EventHandle, SendError<M::Event>> {
+        let to = to.into();
+        let placed = self.key_after(delay);
+        self.try_place(to, placed, event)
+    }
+
+    /// Sends `event` to `to` at `placed`, the (time, age) [`Ctx::key_after`] or
+    /// [`Ctx::key_at`] computed (or why it could not).
+    #[inline]
+    fn try_place(
+        &mut self,
+        to: LpId,
+        placed: Result<(Time, u32), SimError>,
         event: M::Event,
     ) -> Result<EventHandle, SendError<M::Event>> {
         if to.get() >= self.n_lps {
@@ -454,7 +557,7 @@ impl<M: LogicalProcess> Ctx<'_, M> {
             };
             return Err(SendError { error, event });
         }
-        let (time, age) = match self.key_after(delay) {
+        let (time, age) = match placed {
             Ok(time_age) => time_age,
             Err(error) => return Err(SendError { error, event }),
         };

@@ -152,6 +152,7 @@ pub enum StopReason {
 /// How the critical-path analysis prices one event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[non_exhaustive]
 pub enum CostModel {
     /// Every event costs 1: the path length is counted in events.
@@ -162,6 +163,7 @@ pub enum CostModel {
     /// the fastest of its three timings, so that preemptions and interrupts, which the
     /// longest chain would otherwise collect, drop out. Measured, so not bit-reproducible:
     /// `scripts/critical-path-stability.sh` measures how much it varies.
+    #[cfg_attr(feature = "clap", value(name = "ns"))]
     Nanos,
 }
 
@@ -217,6 +219,10 @@ pub struct Report {
     pub peak_pending: usize,
     /// Events still pending when the run stopped.
     pub pending_at_end: usize,
+    /// Of those, the events due at exactly the end time: the end is exclusive, so they did
+    /// not run (an event meant to run at the end must come before it, or be done in
+    /// [`LogicalProcess::finish`](crate::LogicalProcess::finish)).
+    pub pending_at_end_time: usize,
     /// Critical-path analysis, when asked for.
     pub critical_path: Option<CriticalPath>,
 }
@@ -238,6 +244,7 @@ impl Report {
             content_hash: None,
             peak_pending: 0,
             pending_at_end: 0,
+            pending_at_end_time: 0,
             critical_path: None,
         }
     }
@@ -270,6 +277,13 @@ impl fmt::Display for Report {
             self.events_per_second / 1e6
         )?;
         writeln!(f, "peak pending      {}", self.peak_pending)?;
+        if self.pending_at_end_time > 0 {
+            writeln!(
+                f,
+                "at end time       {} events due at exactly the end time did not run (the end is exclusive)",
+                self.pending_at_end_time
+            )?;
+        }
         if let Some(cp) = &self.critical_path {
             let unit = match cp.cost_model {
                 CostModel::Unit => "events",

@@ -34,3 +34,40 @@ pub const fn derive_seed(seed: u64, stream: u64) -> u64 {
 pub(crate) fn lp_rng(seed: u64, lp: u32) -> LpRng {
     LpRng::seed_from_u64(derive_seed(seed, u64::from(lp)))
 }
+
+/// FNV-1a, 64 bits: a hash of a stream's name that never changes between platforms or
+/// Rust versions (std's hasher may), so a name gives the same stream everywhere.
+const fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash ^= bytes[i] as u64;
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        i += 1;
+    }
+    hash
+}
+
+/// The random stream named `name` of LP `lp` in a run with seed `seed`: derived from the
+/// three alone, so the same name draws the same numbers in every run with that seed,
+/// whatever else the model changes — common random numbers across configurations (give
+/// arrivals and services their own streams, and a change of service policy no longer shifts
+/// the arrivals). Independent of the LP's main stream ([`Ctx::rng`](crate::Ctx::rng)) and of
+/// every other name. Inside a handler, [`Ctx::stream`](crate::Ctx::stream) is the same.
+///
+/// ```
+/// use rand::RngExt;
+/// use warpsim_core::{LpId, stream_rng};
+/// let mut a = stream_rng(7, LpId::new(0), "arrivals");
+/// let mut b = stream_rng(7, LpId::new(0), "arrivals");
+/// assert_eq!(a.random::<u64>(), b.random::<u64>());
+/// let mut c = stream_rng(7, LpId::new(0), "service");
+/// assert_ne!(a.random::<u64>(), c.random::<u64>());
+/// ```
+pub fn stream_rng(seed: u64, lp: crate::LpId, name: &str) -> LpRng {
+    let per_lp = derive_seed(seed, u64::from(lp.get()));
+    LpRng::seed_from_u64(derive_seed(
+        per_lp ^ 0x2545_f491_4f6c_dd1d,
+        fnv1a(name.as_bytes()),
+    ))
+}

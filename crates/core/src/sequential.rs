@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::{RunError, SimError};
+use crate::finish::{Finished, finish_time, run_finish};
 use crate::kernel::{Kernel, RunConfig};
 use crate::model::{
     Backend, Committed, Ctx, LogicalProcess, LpMeta, OutputSink, deliver_guarded, encode_event,
@@ -90,6 +91,79 @@ impl Sequential {
     }
 }
 
+impl Sequential {
+    /// Runs the model like [`Kernel::run_final`], showing `observer` every event as it is
+    /// committed — its key, its destination and the event — just before its handler runs
+    /// (so the event that fails a run is seen too). For debugging and traces: the
+    /// sequential kernel commits exactly what every kernel commits, in key order.
+    ///
+    /// The observer is a type parameter, so a run without one ([`Kernel::run`]) compiles
+    /// to the loop without the call: it costs nothing when unused.
+    ///
+    /// ```
+    /// use warpsim_core::{Ctx, Discard, LogicalProcess, RunConfig, Sequential};
+    /// #[derive(Clone)]
+    /// struct Countdown(u32);
+    /// impl LogicalProcess for Countdown {
+    ///     type Event = u32;
+    ///     type Output = ();
+    ///     fn init(&mut self, ctx: &mut Ctx<Self>) { ctx.schedule(1.0, self.0); }
+    ///     fn on_event(&mut self, left: u32, ctx: &mut Ctx<Self>) {
+    ///         if left > 0 { ctx.schedule(1.0, left - 1); }
+    ///     }
+    /// }
+    /// let mut trace = Vec::new();
+    /// Sequential::new(RunConfig::new(1))
+    ///     .run_observed(vec![Countdown(2)], &mut Discard, |key, _lp, left: &u32| {
+    ///         trace.push((key.time.as_f64(), *left));
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(trace, [(1.0, 2), (2.0, 1), (3.0, 0)]);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Kernel::run`].
+    pub fn run_observed<M, S, F>(
+        &self,
+        lps: Vec<M>,
+        sink: &mut S,
+        observer: F,
+    ) -> Result<Finished<M>, RunError>
+    where
+        M: LogicalProcess,
+        S: OutputSink<M::Output>,
+        F: FnMut(&EventKey, LpId, &M::Event),
+    {
+        // One pass: with `CostModel::Nanos` the events are timed once, without the replays
+        // of `run` (which would show the observer every event again).
+        let mut observer = FnObserver(observer);
+        self.run_pass(lps, sink, &mut Vec::new(), true, &mut observer)
+    }
+}
+
+/// What sees each committed event (see [`Sequential::run_observed`]).
+trait Observer<E> {
+    fn see(&mut self, key: &EventKey, dest: LpId, event: &E);
+}
+
+/// No observer: the call compiles to nothing.
+struct NoObserver;
+
+impl<E> Observer<E> for NoObserver {
+    #[inline(always)]
+    fn see(&mut self, _: &EventKey, _: LpId, _: &E) {}
+}
+
+struct FnObserver<F>(F);
+
+impl<E, F: FnMut(&EventKey, LpId, &E)> Observer<E> for FnObserver<F> {
+    #[inline]
+    fn see(&mut self, key: &EventKey, dest: LpId, event: &E) {
+        (self.0)(key, dest, event)
+    }
+}
+
 /// From this many LPs on, the kernel prefetches the next event's LP record (see `run`).
 const PREFETCH_LPS_FROM: usize = 1 << 14;
 
@@ -114,7 +188,7 @@ impl Kernel for Sequential {
         "sequential"
     }
 
-    fn run<M, S>(&self, lps: Vec<M>, sink: &mut S) -> Result<Report, RunError>
+    fn run_final<M, S>(&self, lps: Vec<M>, sink: &mut S) -> Result<Finished<M>, RunError>
     where
         M: LogicalProcess,
         S: OutputSink<M::Output>,
@@ -122,7 +196,7 @@ impl Kernel for Sequential {
         if self.config.critical_path == Some(CostModel::Nanos) {
             return self.run_timed(lps, sink);
         }
-        self.run_pass(lps, sink, &mut Vec::new(), true)
+        self.run_pass(lps, sink, &mut Vec::new(), true, &mut NoObserver)
     }
 }
 
@@ -144,7 +218,7 @@ impl Sequential {
     /// to survive. The last pass computes the critical path with those costs. A replay that
     /// does not commit the same events (a model that reads the wall clock) ends the replays,
     /// and the path of the passes before it stands.
-    fn run_timed<M, S>(&self, lps: Vec<M>, sink: &mut S) -> Result<Report, RunError>
+    fn run_timed<M, S>(&self, lps: Vec<M>, sink: &mut S) -> Result<Finished<M>, RunError>
     where
         M: LogicalProcess,
         S: OutputSink<M::Output>,
@@ -153,7 +227,8 @@ impl Sequential {
         // The model's `Clone` is the model's code: if it panics there is no replay.
         let initial = catch_unwind(AssertUnwindSafe(|| lps.clone())).ok();
         let mut costs: Vec<f32> = Vec::new();
-        let mut report = self.run_pass(lps, sink, &mut costs, true)?;
+        let mut finished = self.run_pass(lps, sink, &mut costs, true, &mut NoObserver)?;
+        let report = &mut finished.report;
         if let Some(initial) = initial {
             for pass in 1..NANOS_PASSES {
                 let copy = if pass + 1 == NANOS_PASSES {
@@ -165,8 +240,14 @@ impl Sequential {
                         Err(_) => break,
                     }
                 };
-                match self.run_pass(copy, &mut crate::model::Discard, &mut costs, false) {
-                    Ok(replay)
+                match self.run_pass(
+                    copy,
+                    &mut crate::model::Discard,
+                    &mut costs,
+                    false,
+                    &mut NoObserver,
+                ) {
+                    Ok(Finished { report: replay, .. })
                         if replay.trace_hash == report.trace_hash
                             && replay.events_committed == report.events_committed =>
                     {
@@ -183,21 +264,23 @@ impl Sequential {
         } else {
             0.0
         };
-        Ok(report)
+        Ok(finished)
     }
 
     /// One pass over the model. With [`CostModel::Nanos`], `costs[i]` is the smallest timing
     /// of the `i`-th event over the passes so far (this pass's included).
-    fn run_pass<M, S>(
+    fn run_pass<M, S, H>(
         &self,
         lps: Vec<M>,
         sink: &mut S,
         costs: &mut Vec<f32>,
         report_progress: bool,
-    ) -> Result<Report, RunError>
+        observer: &mut H,
+    ) -> Result<Finished<M>, RunError>
     where
         M: LogicalProcess,
         S: OutputSink<M::Output>,
+        H: Observer<M::Event>,
     {
         let started = Instant::now();
         let config = &self.config;
@@ -308,9 +391,24 @@ impl Sequential {
                 break StopReason::Drained;
             };
             if key.time.as_f64() >= end_time {
-                // Put it back so the pending count stays true; the handle it had is never
+                // Count the events due at exactly the end time (they come out first), then
+                // put them back so the pending count stays true; their handles are never
                 // used again because no handler runs after this.
-                let _ = queue.push(key, pending);
+                let at_end_time = key.time.as_f64() == end_time;
+                let mut at_end = vec![(key, pending)];
+                while at_end_time
+                    && queue
+                        .peek()
+                        .is_some_and(|(next, _)| next.time.as_f64() == end_time)
+                {
+                    at_end.extend(queue.pop());
+                }
+                if at_end_time {
+                    report.pending_at_end_time = at_end.len();
+                }
+                for (key, pending) in at_end {
+                    let _ = queue.push(key, pending);
+                }
                 break StopReason::EndTime;
             }
             let Pending { dest, crit, event } = pending;
@@ -352,6 +450,7 @@ impl Sequential {
                 // Before the handler takes the event; added once it has run without panicking.
                 encoded_ok = encode_event(&event, &mut encoded);
             }
+            observer.see(&key, dest, &event);
             let model = &mut slot.model;
             let handler_started = match critical {
                 Some(CostModel::Nanos) => Some(Instant::now()),
@@ -455,6 +554,27 @@ impl Sequential {
             _ => last_time,
         };
         report.pending_at_end = queue.len();
+        // The end of the run: `finish` on every LP, in LP order, its outputs after all others.
+        let finish_at = finish_time(end_time, stop_reason == StopReason::EventLimit, last_time);
+        for (index, slot) in slots.iter_mut().enumerate() {
+            let lp = LpId::new(index as u32);
+            let key = EventKey::finish(lp, finish_at);
+            if let Err(error) = run_finish(
+                &mut slot.model,
+                &mut slot.meta,
+                lp,
+                n_lps,
+                finish_at,
+                &mut outputs,
+            ) {
+                return fail(error, report);
+            }
+            for output in outputs.drain(..) {
+                if let Err(sink_error) = deliver_guarded(sink, Committed { key, lp, output }) {
+                    return fail(sink_error, report);
+                }
+            }
+        }
         report.critical_path = critical.map(|cost_model| CriticalPath {
             cost_model,
             total_cost,
@@ -471,6 +591,7 @@ impl Sequential {
         } else {
             0.0
         };
-        Ok(report)
+        let states = slots.into_iter().map(|slot| slot.model).collect();
+        Ok(Finished::new(report, states))
     }
 }

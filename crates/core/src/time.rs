@@ -74,6 +74,87 @@ impl Time {
     }
 }
 
+impl Time {
+    /// `self - delay`, checked: the delay must be finite and non-negative and the result not
+    /// before time zero.
+    ///
+    /// ```
+    /// use warpsim_core::{Time, TimeError};
+    /// let t = Time::new(3.0).unwrap();
+    /// assert_eq!(t.checked_sub(1.0).unwrap(), 2.0);
+    /// assert_eq!(t.checked_sub(4.0), Err(TimeError::Negative(-1.0)));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`TimeError`] for a NaN, infinite or negative delay, or a negative result.
+    pub fn checked_sub(self, delay: f64) -> Result<Time, TimeError> {
+        let delay = Time::new(delay)?;
+        Time::new(self.0 - delay.0)
+    }
+
+    /// The time elapsed from `earlier` to `self` (negative if `earlier` is later); the same
+    /// as `self - earlier`.
+    pub fn since(self, earlier: Time) -> f64 {
+        self.0 - earlier.0
+    }
+}
+
+/// `time + delay`: checked, so the result is a `Result` — a NaN, infinite or negative delay
+/// or an overflow is a [`TimeError`], never a panic or a clamp.
+///
+/// ```
+/// use warpsim_core::Time;
+/// let t = Time::new(1.5).unwrap();
+/// assert_eq!((t + 2.0).unwrap(), 3.5);
+/// assert!((t + f64::NAN).is_err());
+/// assert!((t + -1.0).is_err());
+/// ```
+impl std::ops::Add<f64> for Time {
+    type Output = Result<Time, TimeError>;
+    fn add(self, delay: f64) -> Result<Time, TimeError> {
+        self.checked_add(delay)
+    }
+}
+
+/// `time - delay`: checked like [`Time::checked_sub`].
+impl std::ops::Sub<f64> for Time {
+    type Output = Result<Time, TimeError>;
+    fn sub(self, delay: f64) -> Result<Time, TimeError> {
+        self.checked_sub(delay)
+    }
+}
+
+/// `later - earlier`: the elapsed time, an `f64` (the difference of two finite times is
+/// finite, so it cannot fail).
+///
+/// ```
+/// use warpsim_core::Time;
+/// let (a, b) = (Time::new(1.0).unwrap(), Time::new(3.5).unwrap());
+/// assert_eq!(b - a, 2.5);
+/// assert!(b > 3.0 && a == 1.0);
+/// ```
+impl std::ops::Sub<Time> for Time {
+    type Output = f64;
+    fn sub(self, earlier: Time) -> f64 {
+        self.since(earlier)
+    }
+}
+
+/// Compares with a plain number (`ctx.now() < 10.0`).
+impl PartialEq<f64> for Time {
+    fn eq(&self, other: &f64) -> bool {
+        self.0 == *other
+    }
+}
+
+/// Compares with a plain number (`ctx.now() < 10.0`); NaN compares as unordered.
+impl PartialOrd<f64> for Time {
+    fn partial_cmp(&self, other: &f64) -> Option<Ordering> {
+        self.0.partial_cmp(other)
+    }
+}
+
 impl Eq for Time {}
 
 impl PartialOrd for Time {
@@ -165,6 +246,12 @@ impl LpId {
 impl From<u32> for LpId {
     fn from(index: u32) -> Self {
         LpId(index)
+    }
+}
+
+impl PartialEq<u32> for LpId {
+    fn eq(&self, other: &u32) -> bool {
+        self.0 == *other
     }
 }
 

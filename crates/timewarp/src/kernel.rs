@@ -6,8 +6,8 @@ use std::time::Instant;
 use crossbeam_channel::RecvTimeoutError;
 use warpsim_core::kernel_api::deliver_guarded;
 use warpsim_core::{
-    Committed, EventKey, Kernel, LogicalProcess, LpId, OutputSink, Report, RunError, SimError,
-    StopReason, TraceHash,
+    Committed, EventKey, Finished, Kernel, LogicalProcess, LpId, OutputSink, Report, RunError,
+    SimError, StopReason, TraceHash,
 };
 
 use crate::config::TimeWarp;
@@ -22,12 +22,12 @@ impl Kernel for TimeWarp {
         "timewarp"
     }
 
-    fn run<M, S>(&self, lps: Vec<M>, sink: &mut S) -> Result<Report, RunError>
+    fn run_final<M, S>(&self, lps: Vec<M>, sink: &mut S) -> Result<Finished<M>, RunError>
     where
         M: LogicalProcess,
         S: OutputSink<M::Output>,
     {
-        self.run_with_stats(lps, sink).0
+        self.run_final_with_stats(lps, sink).0
     }
 }
 
@@ -52,6 +52,21 @@ impl TimeWarp {
         lps: Vec<M>,
         sink: &mut S,
     ) -> (Result<Report, RunError>, TimeWarpStats)
+    where
+        M: LogicalProcess,
+        S: OutputSink<M::Output>,
+    {
+        let (result, stats) = self.run_final_with_stats(lps, sink);
+        (result.map(|finished| finished.report), stats)
+    }
+
+    /// [`TimeWarp::run_with_stats`] that also hands back the final states, like
+    /// [`Kernel::run_final`].
+    pub fn run_final_with_stats<M, S>(
+        &self,
+        lps: Vec<M>,
+        sink: &mut S,
+    ) -> (Result<Finished<M>, RunError>, TimeWarpStats)
     where
         M: LogicalProcess,
         S: OutputSink<M::Output>,
@@ -119,6 +134,7 @@ impl TimeWarp {
             senders,
             receivers,
             transfer,
+            finals,
         } = self.prepare(init, n_lps, placement);
         let (to_coordinator, from_workers) = crossbeam_channel::unbounded();
 
@@ -130,6 +146,7 @@ impl TimeWarp {
                 settings: &settings,
                 shared: &shared,
                 transfer: &transfer,
+                finals: &finals,
             };
             let running = crew.spawn(
                 scope,
@@ -169,7 +186,10 @@ impl TimeWarp {
                 watchdog.look(&shared.beats, shared.gvt.current().time);
             }
         });
+        // Everything is committed now, up to the stop if there is one (a `finish` that
+        // failed: the outputs of later LPs' `finish` are not delivered, as sequentially).
         deliver_below(&mut delivered, key_max(), sink, &shared);
+        deliver_finish(&mut delivered, shared.stop_key(), sink, &shared);
 
         let stop = shared
             .stop_info
@@ -179,7 +199,7 @@ impl TimeWarp {
         let rounds = shared.gvt.rounds();
         let mut stats = stats;
         stats.migrations = shared.gvt.migrations();
-        assemble(
+        let (result, stats) = assemble(
             report,
             stats,
             &summaries,
@@ -188,8 +208,19 @@ impl TimeWarp {
             sink,
             config.end_time,
             started,
-        )
+        );
+        let finals = finals
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (result.map(|report| final_states(report, finals)), stats)
     }
+}
+
+/// The report with the final states in LP order (all of them: every worker hands its LPs
+/// in when the run finished).
+pub(crate) fn final_states<M>(report: Report, mut finals: Vec<(LpId, M)>) -> Finished<M> {
+    finals.sort_by_key(|(lp, _)| *lp);
+    Finished::new(report, finals.into_iter().map(|(_, model)| model).collect())
 }
 
 /// Delivers the outputs in `delivered` with keys below `safe`, in key order (stable: one
@@ -209,7 +240,42 @@ pub(crate) fn deliver_below<O, S: OutputSink<O>>(
         return;
     }
     delivered.sort_by_key(|(key, _, _)| *key);
-    let ready = delivered.partition_point(|(key, _, _)| *key < safe);
+    // `finish` outputs (after every event's, so at the end once sorted) wait for
+    // `deliver_finish`: a worker's bound passes them before every worker has sent its own.
+    let ready = delivered.partition_point(|(key, _, _)| *key < safe && !key.is_finish());
+    deliver_first(delivered, ready, sink, shared);
+}
+
+/// Once every worker (and rank) has handed in its outputs: delivers the rest, `finish`'s
+/// included, in key order — those below `stop` only when a `finish` failed there (as on the
+/// sequential kernel, the LPs after it did not finish).
+pub(crate) fn deliver_finish<O, S: OutputSink<O>>(
+    delivered: &mut Vec<(EventKey, LpId, O)>,
+    stop: Option<EventKey>,
+    sink: &mut S,
+    shared: &Shared<O>,
+) {
+    if let Some(stop) = stop {
+        delivered.retain(|(key, _, _)| *key < stop);
+    }
+    if delivered.is_empty() {
+        return;
+    }
+    if shared.sink_failed() {
+        delivered.clear();
+        return;
+    }
+    delivered.sort_by_key(|(key, _, _)| *key);
+    deliver_first(delivered, delivered.len(), sink, shared);
+}
+
+/// Delivers the first `ready` outputs of the sorted `delivered`.
+fn deliver_first<O, S: OutputSink<O>>(
+    delivered: &mut Vec<(EventKey, LpId, O)>,
+    ready: usize,
+    sink: &mut S,
+    shared: &Shared<O>,
+) {
     let mut failure = None;
     for (key, lp, output) in delivered.drain(..ready) {
         if let Err(error) = deliver_guarded(sink, Committed { key, lp, output }) {
@@ -256,6 +322,7 @@ where
         report.events_committed += counters.committed;
         report.events_processed += counters.processed;
         report.pending_at_end += summary.pending_at_end;
+        report.pending_at_end_time += counters.at_end_time as usize;
         report.peak_pending += counters.peak_pending;
         stats.rolled_back += counters.rolled_back;
         stats.primary_rollbacks += counters.primary;

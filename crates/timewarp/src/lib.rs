@@ -9,7 +9,15 @@
 //!   checkpoint interval, optimism window, memory budget, GVT interval). It implements
 //!   [`Kernel`](warpsim_core::Kernel); [`TimeWarp::run_with_stats`] also returns the
 //!   [`TimeWarpStats`].
+//! - [`AnyKernel`]: the sequential kernel or this one, chosen at run time (`"timewarp:4"`).
 //! - [`parse_bytes`]: reads memory budgets such as `2GiB`.
+//!
+//! At the end of a run that finished, `finish` runs on every LP's committed state and its
+//! outputs follow every event's, by LP, as on the sequential kernel;
+//! [`Kernel::run_final`](warpsim_core::Kernel::run_final) (and
+//! [`TimeWarp::run_final_with_stats`]) hand back the final states, and
+//! [`TimeWarp::run_cluster_final`] each rank's own. What a model must not do on this kernel,
+//! and when it pays off, is in the `warpsim-core` crate docs.
 //!
 //! # Example
 //!
@@ -109,6 +117,7 @@
 
 #![forbid(unsafe_code)]
 
+mod any;
 pub mod cluster;
 mod config;
 mod control;
@@ -124,6 +133,7 @@ mod sync;
 mod watch;
 mod worker;
 
+pub use any::{AnyKernel, KernelSpec, KernelSpecError};
 pub use config::{Cancellation, Partition, TimeWarp, parse_bytes};
 pub use stats::{ThreadStats, TimeWarpStats};
 pub use watch::{Warning, WarningHook};

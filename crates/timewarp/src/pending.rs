@@ -17,12 +17,16 @@ const SMALL: usize = 32;
 
 /// An ordered map from [`EventKey`] to events. Invariants: `first` is `None` only when the
 /// rest is empty; every other key is greater than `first`'s; `small` (sorted by descending
-/// key, so the smallest is last) is empty whenever `big` is not.
+/// key, so the smallest is last) is empty whenever `big` is there; `big` is there only when it
+/// holds something (boxed, so that the many LPs without one pay a word for it, not three).
 #[derive(Debug)]
 pub(crate) struct Pending<E> {
     first: Option<(EventKey, E)>,
     small: Vec<(EventKey, E)>,
-    big: BTreeMap<EventKey, E>,
+    // Boxed on purpose: an empty `BTreeMap` is three words in every LP's record, the box one;
+    // the extra allocation happens only for the few LPs with more than `SMALL` events.
+    #[allow(clippy::box_collection)]
+    big: Option<Box<BTreeMap<EventKey, E>>>,
 }
 
 impl<E> Default for Pending<E> {
@@ -30,7 +34,7 @@ impl<E> Default for Pending<E> {
         Pending {
             first: None,
             small: Vec::new(),
-            big: BTreeMap::new(),
+            big: None,
         }
     }
 }
@@ -48,7 +52,9 @@ impl<E> From<BTreeMap<EventKey, E>> for Pending<E> {
 impl<E> Pending<E> {
     /// Number of events.
     pub(crate) fn len(&self) -> usize {
-        usize::from(self.first.is_some()) + self.small.len() + self.big.len()
+        usize::from(self.first.is_some())
+            + self.small.len()
+            + self.big.as_ref().map_or(0, |big| big.len())
     }
 
     /// Where `key` is (`Ok`) or would go (`Err`) in `small`.
@@ -59,18 +65,19 @@ impl<E> Pending<E> {
 
     #[inline]
     fn rest_insert(&mut self, key: EventKey, event: E) -> bool {
-        if !self.big.is_empty() {
-            if self.big.contains_key(&key) {
+        if let Some(big) = &mut self.big {
+            if big.contains_key(&key) {
                 return true;
             }
-            self.big.insert(key, event);
+            big.insert(key, event);
             return false;
         }
         match self.search(&key) {
             Ok(_) => return true,
             Err(_) if self.small.len() >= SMALL => {
-                self.big.extend(self.small.drain(..));
-                self.big.insert(key, event);
+                let mut big: BTreeMap<EventKey, E> = self.small.drain(..).collect();
+                big.insert(key, event);
+                self.big = Some(Box::new(big));
             }
             Err(index) => self.small.insert(index, (key, event)),
         }
@@ -79,26 +86,32 @@ impl<E> Pending<E> {
 
     #[inline]
     fn rest_pop_first(&mut self) -> Option<(EventKey, E)> {
-        if self.big.is_empty() {
-            self.small.pop()
-        } else {
-            self.big.pop_first()
+        let Some(big) = &mut self.big else {
+            return self.small.pop();
+        };
+        let first = big.pop_first();
+        if big.is_empty() {
+            self.big = None;
         }
+        first
     }
 
     fn rest_remove(&mut self, key: &EventKey) -> Option<E> {
-        if !self.big.is_empty() {
-            return self.big.remove(key);
+        if let Some(big) = &mut self.big {
+            let removed = big.remove(key);
+            if big.is_empty() {
+                self.big = None;
+            }
+            return removed;
         }
         let index = self.search(key).ok()?;
         Some(self.small.remove(index).1)
     }
 
     fn rest_contains(&self, key: &EventKey) -> bool {
-        if self.big.is_empty() {
-            self.search(key).is_ok()
-        } else {
-            self.big.contains_key(key)
+        match &self.big {
+            None => self.search(key).is_ok(),
+            Some(big) => big.contains_key(key),
         }
     }
 
@@ -154,14 +167,13 @@ impl<E> Pending<E> {
     pub(crate) fn get(&self, key: &EventKey) -> Option<&E> {
         match &self.first {
             Some((first, event)) if first == key => Some(event),
-            Some((first, _)) if key > first => {
-                if self.big.is_empty() {
+            Some((first, _)) if key > first => match &self.big {
+                None => {
                     let index = self.search(key).ok()?;
                     Some(&self.small[index].1)
-                } else {
-                    self.big.get(key)
                 }
-            }
+                Some(big) => big.get(key),
+            },
             _ => None,
         }
     }

@@ -2,7 +2,6 @@
 //! the process's own LPs, the memory check, placing the LPs on workers (and ranks), the
 //! shared state and the channels, and starting the workers.
 
-use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
@@ -16,6 +15,7 @@ use warpsim_core::{
 use crate::config::TimeWarp;
 use crate::gvt::GvtShared;
 use crate::message::{Msg, Route, key_max, route_entry};
+use crate::pending::Pending;
 use crate::shared::{Settings, Shared, StopInfo, ToCoordinator, pending_bytes};
 use crate::watch::default_hook;
 use crate::worker::{LpState, Transfer, Worker, WorkerParts};
@@ -44,6 +44,8 @@ pub(crate) struct Prepared<M: LogicalProcess> {
     pub(crate) senders: Vec<Sender<Vec<Msg<M::Event>>>>,
     pub(crate) receivers: Vec<Receiver<Vec<Msg<M::Event>>>>,
     pub(crate) transfer: Mutex<Vec<Transfer<M>>>,
+    /// The LPs' final states, handed in by the workers of a run that finished.
+    pub(crate) finals: Mutex<Vec<(LpId, M)>>,
 }
 
 impl TimeWarp {
@@ -116,6 +118,7 @@ impl TimeWarp {
             senders,
             receivers,
             transfer: Mutex::new(Vec::new()),
+            finals: Mutex::new(Vec::new()),
         }
     }
 }
@@ -126,6 +129,7 @@ pub(crate) struct Crew<'env, M: LogicalProcess> {
     pub(crate) settings: &'env Settings,
     pub(crate) shared: &'env Shared<M::Output>,
     pub(crate) transfer: &'env Mutex<Vec<Transfer<M>>>,
+    pub(crate) finals: &'env Mutex<Vec<(LpId, M)>>,
 }
 
 impl<'env, M: LogicalProcess> Crew<'env, M> {
@@ -151,6 +155,7 @@ impl<'env, M: LogicalProcess> Crew<'env, M> {
         let values = size_of::<M::Event>() + size_of::<M>() + size_of::<M::Output>();
         let stack = (8usize << 20).saturating_add(values.saturating_mul(48));
         let mut running = 0;
+        let finals = self.finals;
         for (index, (lps, inbox)) in owned.into_iter().zip(inboxes).enumerate() {
             let parts = WorkerParts {
                 index,
@@ -166,7 +171,13 @@ impl<'env, M: LogicalProcess> Crew<'env, M> {
             let spawned = std::thread::Builder::new()
                 .name(format!("{name}-{index}"))
                 .stack_size(stack)
-                .spawn_scoped(scope, move || Worker::new(parts).run());
+                .spawn_scoped(scope, move || {
+                    let states = Worker::new(parts).run();
+                    finals
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .extend(states);
+                });
             match spawned {
                 Ok(_) => running += 1,
                 Err(error) => {
@@ -248,7 +259,7 @@ where
     let ids: Vec<LpId> = own.iter().map(|(lp, _)| *lp).collect();
     let mut init = Initialised {
         states: Vec::with_capacity(own.len()),
-        pending: (0..own.len()).map(|_| BTreeMap::new()).collect(),
+        pending: (0..own.len()).map(|_| Pending::default()).collect(),
         remote: Vec::new(),
         nets: Vec::with_capacity(own.len()),
         failure: None,
@@ -319,7 +330,7 @@ pub(crate) struct Initialised<M: LogicalProcess> {
     /// The own LPs' states, as far as `init` succeeded.
     pub(crate) states: Vec<(M, LpMeta)>,
     /// Per own LP, its starting pending set.
-    pub(crate) pending: Vec<BTreeMap<EventKey, M::Event>>,
+    pub(crate) pending: Vec<Pending<M::Event>>,
     /// Effects on other ranks' LPs, in the order `init` made them.
     pub(crate) remote: Vec<Effect<M::Event>>,
     /// Per own LP initialised (the failing one included), how many events its `init` left
@@ -360,22 +371,24 @@ impl<M: LogicalProcess> Initialised<M> {
 
     /// Events pending in this process's own pending sets.
     pub(crate) fn pending_here(&self) -> usize {
-        self.pending.iter().map(BTreeMap::len).sum()
+        self.pending.iter().map(Pending::len).sum()
     }
 }
 
 /// Applies one effect of an `init` to the pending set of the LP it concerns.
-pub(crate) fn apply_effect<E>(pending: &mut BTreeMap<EventKey, E>, effect: Effect<E>) {
+pub(crate) fn apply_effect<E>(pending: &mut Pending<E>, effect: Effect<E>) {
     match effect {
         Effect::Send { key, event, .. } => {
-            pending.insert(key, event);
+            // Two sends of one `init` never share a key (see `EventKey`, "Uniqueness"),
+            // and sends of different LPs differ in their source.
+            let _ = pending.insert(key, event);
         }
         Effect::Withdraw { key, .. } => {
             pending.remove(&key);
         }
         Effect::Move { from, to, .. } => {
             if let Some(event) = pending.remove(&from) {
-                pending.insert(to, event);
+                let _ = pending.insert(to, event);
             }
         }
     }

@@ -76,6 +76,10 @@ pub(crate) struct Shared<O> {
     pub(crate) in_flight: AtomicI64,
     /// Workers that have left their loop (load balancing's finishing handshake).
     pub(crate) finishing: AtomicUsize,
+    /// The bits of the latest committed event time of the run, published by every worker
+    /// before the end-of-run barrier (and across ranks by the gateway before `landed`): the
+    /// clock of `finish` when the run has no end time.
+    pub(crate) last_commit: AtomicU64,
 }
 
 impl<O> std::fmt::Debug for Shared<O> {
@@ -111,6 +115,7 @@ impl<O> Shared<O> {
             migration_barrier: Rendezvous::new(workers),
             in_flight: AtomicI64::new(0),
             finishing: AtomicUsize::new(0),
+            last_commit: AtomicU64::new(0),
         }
     }
 
@@ -183,6 +188,9 @@ pub(crate) struct Counters {
     pub(crate) peak_pending: usize,
     /// LPs this worker received in migrations.
     pub(crate) lps_received: u64,
+    /// Events left pending at exactly the end time (counted at the end of a run that
+    /// finished).
+    pub(crate) at_end_time: u64,
 }
 
 /// What a worker hands the coordinator.

@@ -13,7 +13,7 @@ use warpsim_core::{EventKey, LogicalProcess, LpId, OutputSink, Report, RunError,
 use super::gate::Gate;
 use super::wire::{KEY_WORDS, Packet, WireSummary, cluster_error, encode, key_words, words_key};
 use super::{IDLE_WAIT, MAX_GAP, Reduction, Transport};
-use crate::kernel::{assemble, deliver_below};
+use crate::kernel::{assemble, deliver_below, deliver_finish};
 use crate::message::{Msg, key_max, route_of};
 use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
 use crate::stats::TimeWarpStats;
@@ -471,10 +471,19 @@ where
     fn land_everything(&mut self) -> Result<(), SimError> {
         self.take_inbox();
         self.send()?;
+        // The rank's workers published their last commits before the barrier; the run's
+        // latest (the clock of `finish` without an end time) rides along.
+        let last_commit = self.shared.last_commit.load(Ordering::SeqCst);
         loop {
             let mine = [self.gate.total_sent, self.gate.total_received];
             let sums = self.reduce(&mine, Reduction::Sum)?;
             if sums[0] == sums[1] {
+                // The run's latest commit (the clock of `finish` without an end time): the
+                // largest of the ranks', as the smallest of their complements.
+                let latest = self.reduce(&[u64::MAX - last_commit], Reduction::Min)?;
+                self.shared
+                    .last_commit
+                    .fetch_max(u64::MAX - latest[0], Ordering::SeqCst);
                 return Ok(());
             }
         }
@@ -566,6 +575,13 @@ where
                 outputs: None,
             });
         }
+        // Every rank's outputs are in, `finish`'s too.
+        deliver_finish(
+            &mut self.gate.outputs,
+            stop.as_ref().map(|stop| stop.key),
+            sink,
+            self.shared,
+        );
         let rounds = self.shared.gvt.rounds();
         let (result, stats) = assemble(
             report,

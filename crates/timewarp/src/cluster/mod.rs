@@ -64,7 +64,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use warpsim_core::{
-    EventKey, LogicalProcess, LpId, OutputSink, Report, RunError, SimError, StopReason,
+    EventKey, Finished, LogicalProcess, LpId, OutputSink, Report, RunError, SimError, StopReason,
 };
 
 use crate::config::TimeWarp;
@@ -127,6 +127,29 @@ impl TimeWarp {
         transport: &mut T,
         fingerprint: u64,
     ) -> (Result<Report, RunError>, TimeWarpStats)
+    where
+        M: LogicalProcess,
+        M::Event: Serialize + DeserializeOwned,
+        M::Output: Serialize + DeserializeOwned,
+        S: OutputSink<M::Output>,
+        T: Transport,
+    {
+        let (result, stats) = self.run_cluster_final(lps, sink, transport, fingerprint);
+        (result.map(|finished| finished.report), stats)
+    }
+
+    /// [`TimeWarp::run_cluster`] that also hands back final states. States are not shipped
+    /// between ranks (a model need not be serialisable), so each rank gets those of **the
+    /// LPs it held**, as `(id, state)` pairs in id order; together the ranks hold every LP
+    /// exactly once. `finish` runs on every rank's own LPs, and its outputs reach rank 0's
+    /// sink like any other output.
+    pub fn run_cluster_final<M, S, T>(
+        &self,
+        lps: Vec<M>,
+        sink: &mut S,
+        transport: &mut T,
+        fingerprint: u64,
+    ) -> (Result<Finished<(LpId, M)>, RunError>, TimeWarpStats)
     where
         M: LogicalProcess,
         M::Event: Serialize + DeserializeOwned,
@@ -230,6 +253,7 @@ impl TimeWarp {
             senders,
             receivers,
             transfer,
+            finals,
         } = self.prepare(init, n_lps, placement);
         let (to_coordinator, from_workers) = crossbeam_channel::unbounded();
 
@@ -237,12 +261,13 @@ impl TimeWarp {
         let gateway_inbox = receivers
             .pop()
             .expect("one channel per worker and the gateway");
-        std::thread::scope(|scope| {
+        let (result, stats) = std::thread::scope(|scope| {
             let crew = Crew {
                 route: &route,
                 settings: &settings,
                 shared: &shared,
                 transfer: &transfer,
+                finals: &finals,
             };
             let running = crew.spawn(
                 scope,
@@ -297,6 +322,11 @@ impl TimeWarp {
                 gateway.gate.handle(source, packet);
             }
             gateway.run(sink, report, stats, started)
-        })
+        });
+        let mut finals = finals
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        finals.sort_by_key(|(lp, _)| *lp);
+        (result.map(|report| Finished::new(report, finals)), stats)
     }
 }

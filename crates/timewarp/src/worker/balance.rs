@@ -236,14 +236,14 @@ impl<M: LogicalProcess> Worker<'_, M> {
             if lp.in_withdrawn {
                 self.lists.withdrawn.push(l as u32);
             }
-            if lp.failed.is_some() {
+            if lp.failed().is_some() {
                 self.lists.failed.push(l as u32);
             }
             self.sizes.pending += lp.pending.len();
             self.sizes.records += lp.processed.len();
             self.sizes.effects += lp.effects.len();
-            self.sizes.deferred += lp.deferred.len();
-            self.sizes.withdrawn += lp.withdrawn.len();
+            self.sizes.deferred += lp.deferred().len();
+            self.sizes.withdrawn += lp.rare.as_ref().map_or(0, |rare| rare.withdrawn.len());
             self.sizes.outputs += lp.processed.iter().map(|r| r.outputs.len()).sum::<usize>();
         }
         let kept = std::mem::take(&mut self.balance.pending_antis);

@@ -28,7 +28,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             if self.settings.lazy {
                 let lp = &self.lps[l];
                 let gone: Vec<EventKey> = lp
-                    .deferred
+                    .deferred()
                     .iter()
                     .map(|d| d.cause)
                     .filter(|cause| !lp.pending.contains_key(cause))
@@ -37,8 +37,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     self.flush_deferred(l, |d| gone.contains(&d.cause));
                 }
             }
-            if self.lps[l].deferred.is_empty() {
+            if self.lps[l].deferred().is_empty() {
                 self.lps[l].in_deferred = false;
+                self.lps[l].tidy();
                 self.lists.deferred.swap_remove(position);
             } else {
                 position += 1;
@@ -64,7 +65,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             None => key_max(),
         };
         for &l in &self.lists.failed {
-            if let Some(failure) = &self.lps[l as usize].failed {
+            if let Some(failure) = self.lps[l as usize].failed() {
                 local = local.min(failure.key);
             }
         }
@@ -74,7 +75,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             }
         }
         for &l in &self.lists.deferred {
-            for deferred in &self.lps[l as usize].deferred {
+            for deferred in self.lps[l as usize].deferred() {
                 local = local.min(deferred.cause);
             }
         }
@@ -99,8 +100,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
         for &l in &held {
             let lp = &mut self.lps[l as usize];
             lp.in_held = false;
-            if lp.hold.is_some_and(|hold| gvt.time > hold) {
-                lp.hold = None;
+            if let Some(rare) = lp.rare.as_mut()
+                && rare.hold.is_some_and(|hold| gvt.time > hold)
+            {
+                rare.hold = None;
+                lp.tidy();
             }
         }
         for &l in &held {
@@ -119,7 +123,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         }
         for &l in &self.lists.failed {
             let lp = &mut self.lps[l as usize];
-            if let Some(failure) = lp.failed.as_mut()
+            if let Some(failure) = lp.rare.as_mut().and_then(|rare| rare.failed.as_mut())
                 && failure.key <= gvt
             {
                 // Nothing before the failed event can change any more: the error is real.
@@ -192,7 +196,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             }
             let l = self.lists.dirty[position] as usize;
             let lp = &mut self.lps[l];
-            let start = lp.committed_prefix;
+            let start = lp.committed_prefix as usize;
             // Committed records are below the previous bound, hence below this one (GVT never
             // goes back). Usually
             // every record is below the bound, which the last one shows without a search.
@@ -233,6 +237,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 // so the whole log goes without reading it.
                 self.sizes.effects -= lp.effects.len();
                 lp.effects.clear();
+                self.spare.put_back(&mut lp.processed, &mut lp.effects);
             } else {
                 let mut keep = end;
                 while keep > 0 && lp.processed[keep].snapshot.is_none() {
@@ -243,7 +248,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 }
                 lp.processed.drain(..keep);
                 self.sizes.records -= keep;
-                lp.committed_prefix = end - keep;
+                lp.committed_prefix = (end - keep) as u32;
             }
             while lp
                 .effects
@@ -253,7 +258,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 lp.effects.pop_front();
                 self.sizes.effects -= 1;
             }
-            if lp.processed.len() > lp.committed_prefix {
+            if lp.processed.len() > lp.committed_prefix as usize {
                 self.lists.dirty[kept] = l as u32;
                 kept += 1;
             } else {
@@ -266,12 +271,15 @@ impl<M: LogicalProcess> Worker<'_, M> {
         while position < self.lists.withdrawn.len() {
             let l = self.lists.withdrawn[position] as usize;
             let lp = &mut self.lps[l];
-            let before = lp.withdrawn.len();
+            let withdrawn = &mut lp.rare_mut().withdrawn;
+            let before = withdrawn.len();
             // Once GVT passes the cancel, no rollback can restore the event.
-            lp.withdrawn.retain(|_, (_, cause)| *cause >= bound);
-            self.sizes.withdrawn -= before - lp.withdrawn.len();
-            if lp.withdrawn.is_empty() {
+            withdrawn.retain(|_, (_, cause)| *cause >= bound);
+            let after = withdrawn.len();
+            self.sizes.withdrawn -= before - after;
+            if after == 0 {
                 lp.in_withdrawn = false;
+                lp.tidy();
                 self.lists.withdrawn.swap_remove(position);
             } else {
                 position += 1;

@@ -18,7 +18,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         };
 
         self.sizes.pending -= 1;
-        if self.settings.lazy && !self.lps[l].deferred.is_empty() {
+        if self.settings.lazy && !self.lps[l].deferred().is_empty() {
             // A deferred send whose cause sorts before this event will not be regenerated:
             // its cause is gone (annihilated, withdrawn or moved), so cancel it now.
             self.flush_deferred(l, |deferred| deferred.cause < key);
@@ -91,7 +91,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         };
         let regenerating = failure.is_none()
             && self.settings.lazy
-            && self.lps[l].deferred.iter().any(|d| d.cause == key);
+            && self.lps[l].deferred().iter().any(|d| d.cause == key);
         if regenerating && let Err(payload) = self.match_regenerated(l, key, &effects) {
             failure = Some((
                 SimError::ModelPanic {
@@ -128,6 +128,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
         }
         let lp = &mut self.lps[l];
         lp.since_snapshot = if save { 1 } else { lp.since_snapshot + 1 };
+        if lp.processed.capacity() == 0
+            && let Some(buffer) = self.spare.records.pop()
+        {
+            lp.processed = buffer;
+        }
         lp.processed.push_back(Processed {
             key,
             event: kept,
@@ -166,7 +171,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         kept.resize(effects.len(), false);
         matched.clear();
         let (mut new_bytes, mut old_bytes) = std::mem::take(&mut self.scratch.encoded);
-        let deferred = &self.lps[l].deferred;
+        let deferred = self.lps[l].deferred();
         let compared = catch_unwind(AssertUnwindSafe(|| {
             for (slot, effect) in kept.iter_mut().zip(effects) {
                 let Effect::Send { key, dest, event } = effect else {
@@ -209,7 +214,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             self.scratch.matched.sort_unstable_by(|a, b| b.cmp(a));
             let lp = &mut self.lps[l];
             for &position in &self.scratch.matched {
-                lp.deferred.swap_remove(position);
+                lp.rare_mut().deferred.swap_remove(position);
             }
             self.sizes.deferred -= self.scratch.matched.len();
             self.counters.lazy_hits += self.scratch.matched.len() as u64;
@@ -223,7 +228,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     let copy = lazy.then(|| event.clone());
                     let is_kept = regenerating && self.scratch.kept[index];
                     if !is_kept {
-                        if lazy && !self.lps[l].deferred.is_empty() {
+                        if lazy && !self.lps[l].deferred().is_empty() {
                             // Another undone event's deferred send with this key must be
                             // cancelled first: a receiver never holds two events with one key.
                             self.flush_deferred(l, |d| d.key == key);
@@ -247,7 +252,13 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     Logged::Move { dest, from, to }
                 }
             };
-            self.lps[l].effects.push_back(EffectRecord {
+            let lp = &mut self.lps[l];
+            if lp.effects.capacity() == 0
+                && let Some(buffer) = self.spare.effects.pop()
+            {
+                lp.effects = buffer;
+            }
+            lp.effects.push_back(EffectRecord {
                 cause,
                 effect: logged,
             });
@@ -284,12 +295,12 @@ impl<M: LogicalProcess> Worker<'_, M> {
         }
         self.sizes.pending += 1;
         let lp = &mut self.lps[l];
-        lp.failed = Some(Box::new(Failure {
+        lp.rare_mut().failed = Some(Failure {
             key,
             error,
             commits: outputs.is_some(),
             outputs,
-        }));
+        });
         self.lists.failed.push(l as u32);
         self.resched(l);
     }
@@ -298,8 +309,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// phantom of the state that is now changing).
     pub(super) fn clear_failure(&mut self, l: usize, key: EventKey) {
         let lp = &mut self.lps[l];
-        if lp.failed.as_ref().is_some_and(|failure| key <= failure.key) {
-            lp.failed = None;
+        if lp.failed().is_some_and(|failure| key <= failure.key) {
+            lp.rare_mut().failed = None;
+            lp.tidy();
             self.lists.failed.retain(|&failed| failed as usize != l);
         }
     }

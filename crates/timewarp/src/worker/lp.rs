@@ -79,19 +79,14 @@ pub(crate) struct LpState<M: LogicalProcess> {
     pub(crate) meta: LpMeta,
     pub(crate) pending: Pending<M::Event>,
     pub(super) processed: VecDeque<Processed<M>>,
-    pub(super) committed_prefix: usize,
+    pub(super) committed_prefix: u32,
     /// Records since (and including) the last one with a state save.
     pub(super) since_snapshot: u32,
     pub(super) effects: VecDeque<EffectRecord<M::Event>>,
-    /// Cancelled events, kept until GVT passes the cancel (a rollback may restore them).
-    pub(super) withdrawn: BTreeMap<EventKey, (M::Event, EventKey)>,
-    pub(super) deferred: Vec<Deferred<M::Event>>,
-    pub(super) failed: Option<Box<Failure<M::Output>>>,
+    /// What an LP holds only after a rollback, a cancel or a failure (see [`Rare`]).
+    pub(super) rare: Option<Box<Rare<M>>>,
     /// The (time bits, age) this LP's scheduler entry is valid for (see [`LpQueue`](crate::lpqueue::LpQueue)).
     pub(super) queued: Option<(u64, u32)>,
-    /// After a secondary rollback at this time, events at this time run only at GVT (see
-    /// [`Worker::rollback`]).
-    pub(super) hold: Option<Time>,
     pub(super) in_dirty: bool,
     pub(super) in_held: bool,
     pub(super) in_deferred: bool,
@@ -102,26 +97,18 @@ pub(crate) struct LpState<M: LogicalProcess> {
 
 impl<M: LogicalProcess> LpState<M> {
     /// An LP after its `init`, with the events it holds at the start.
-    pub(crate) fn new(
-        id: LpId,
-        model: M,
-        meta: LpMeta,
-        pending: BTreeMap<EventKey, M::Event>,
-    ) -> LpState<M> {
+    pub(crate) fn new(id: LpId, model: M, meta: LpMeta, pending: Pending<M::Event>) -> LpState<M> {
         LpState {
             id,
             model,
             meta,
-            pending: Pending::from(pending),
+            pending,
             processed: VecDeque::new(),
             committed_prefix: 0,
             since_snapshot: 0,
             effects: VecDeque::new(),
-            withdrawn: BTreeMap::new(),
-            deferred: Vec::new(),
-            failed: None,
+            rare: None,
             queued: None,
-            hold: None,
             in_dirty: false,
             in_held: false,
             in_deferred: false,
@@ -133,8 +120,71 @@ impl<M: LogicalProcess> LpState<M> {
     /// Whether a message touching `key` must first roll this LP back.
     #[inline]
     pub(super) fn processed_at_or_after(&self, key: EventKey) -> bool {
-        self.processed.len() > self.committed_prefix
+        self.processed.len() > self.committed_prefix as usize
             && self.processed.back().is_some_and(|last| key <= last.key)
+    }
+
+    /// The LP's rare parts, created empty when it has none.
+    pub(super) fn rare_mut(&mut self) -> &mut Rare<M> {
+        self.rare.get_or_insert_with(Box::default)
+    }
+
+    /// The LP's failure, if it has one.
+    #[inline]
+    pub(super) fn failed(&self) -> Option<&Failure<M::Output>> {
+        self.rare.as_ref()?.failed.as_ref()
+    }
+
+    /// The time this LP holds events at (see [`Rare::hold`]).
+    #[inline]
+    pub(super) fn hold(&self) -> Option<Time> {
+        self.rare.as_ref()?.hold
+    }
+
+    /// The sends lazy cancellation holds back.
+    #[inline]
+    pub(super) fn deferred(&self) -> &[Deferred<M::Event>] {
+        self.rare.as_ref().map_or(&[], |rare| &rare.deferred)
+    }
+
+    /// Drops the rare parts once they are all empty again.
+    pub(super) fn tidy(&mut self) {
+        if self.rare.as_ref().is_some_and(|rare| rare.is_empty()) {
+            self.rare = None;
+        }
+    }
+}
+
+/// The parts of an LP that only rollbacks, cancels and failures fill, and only until GVT
+/// passes them: behind one pointer, so that every LP's record stays small (at ten million
+/// LPs, each byte of [`LpState`] is ten megabytes) and the common case reads one word.
+pub(crate) struct Rare<M: LogicalProcess> {
+    /// Cancelled events, kept until GVT passes the cancel (a rollback may restore them).
+    pub(super) withdrawn: BTreeMap<EventKey, (M::Event, EventKey)>,
+    pub(super) deferred: Vec<Deferred<M::Event>>,
+    pub(super) failed: Option<Failure<M::Output>>,
+    /// After a secondary rollback at this time, events at this time run only at GVT (see
+    /// [`Worker::rollback`](super::Worker::rollback)).
+    pub(super) hold: Option<Time>,
+}
+
+impl<M: LogicalProcess> Default for Rare<M> {
+    fn default() -> Rare<M> {
+        Rare {
+            withdrawn: BTreeMap::new(),
+            deferred: Vec::new(),
+            failed: None,
+            hold: None,
+        }
+    }
+}
+
+impl<M: LogicalProcess> Rare<M> {
+    fn is_empty(&self) -> bool {
+        self.withdrawn.is_empty()
+            && self.deferred.is_empty()
+            && self.failed.is_none()
+            && self.hold.is_none()
     }
 }
 

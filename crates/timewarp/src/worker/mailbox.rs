@@ -118,7 +118,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 let lp = &mut self.lps[l];
                 if lp.pending.remove(&key).is_some() {
                     self.sizes.pending -= 1;
-                } else if lp.withdrawn.remove(&key).is_some() {
+                } else if let Some(rare) = lp.rare.as_mut()
+                    && rare.withdrawn.remove(&key).is_some()
+                {
                     self.sizes.withdrawn -= 1;
                 } else {
                     // The event is still on its way (possible only across a future
@@ -135,7 +137,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 let lp = &mut self.lps[l];
                 if let Some(event) = lp.pending.remove(&key) {
                     self.sizes.pending -= 1;
-                    lp.withdrawn.insert(key, (event, cause));
+                    lp.rare_mut().withdrawn.insert(key, (event, cause));
                     self.sizes.withdrawn += 1;
                     if !lp.in_withdrawn {
                         lp.in_withdrawn = true;
@@ -144,7 +146,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 }
             }
             Msg::Restore { key, .. } => {
-                if let Some((event, _)) = self.lps[l].withdrawn.remove(&key) {
+                let restored = self.lps[l]
+                    .rare
+                    .as_mut()
+                    .and_then(|rare| rare.withdrawn.remove(&key));
+                if let Some((event, _)) = restored {
                     self.sizes.withdrawn -= 1;
                     if self.lps[l].processed_at_or_after(key) {
                         self.rollback(l, key, false);

@@ -32,6 +32,7 @@
 
 mod balance;
 mod commit;
+mod end;
 mod execute;
 mod lp;
 mod mailbox;
@@ -97,6 +98,7 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     memory: Option<MemoryControl>,
     sizes: Sizes,
     scratch: Scratch<M>,
+    spare: Spare<M>,
     lists: LpLists,
     /// Antimessages that arrived before their event: (LP index, key).
     early_antis: BTreeSet<(u32, EventKey)>,
@@ -153,6 +155,54 @@ impl<M: LogicalProcess> Default for Scratch<M> {
             kept: Vec::new(),
             matched: Vec::new(),
             encoded: (Vec::new(), Vec::new()),
+        }
+    }
+}
+
+/// Empty record buffers of LPs whose records have all committed, for the next LP that runs.
+///
+/// Each LP keeping its own buffers would cost every LP that ever ran their capacity for the
+/// rest of the run (at ten million LPs, gigabytes), and freeing them at commit would cost an
+/// allocation per LP per GVT round. Pooled, the buffers alive are about as many as the LPs with
+/// uncommitted records at once, and taking or returning one moves a few words.
+struct Spare<M: LogicalProcess> {
+    records: Vec<VecDeque<lp::Processed<M>>>,
+    effects: Vec<VecDeque<lp::EffectRecord<M::Event>>>,
+}
+
+impl<M: LogicalProcess> Default for Spare<M> {
+    fn default() -> Spare<M> {
+        Spare {
+            records: Vec::new(),
+            effects: Vec::new(),
+        }
+    }
+}
+
+/// A buffer grown past this many entries is freed rather than pooled, so one busy LP's
+/// backlog does not stay allocated for the run.
+const SPARE_MAX_CAPACITY: usize = 64;
+
+impl<M: LogicalProcess> Spare<M> {
+    /// Takes an LP's emptied buffers into the pool (leaving it unallocated ones).
+    #[inline]
+    fn put_back(
+        &mut self,
+        records: &mut VecDeque<lp::Processed<M>>,
+        effects: &mut VecDeque<lp::EffectRecord<M::Event>>,
+    ) {
+        debug_assert!(records.is_empty() && effects.is_empty());
+        if records.capacity() > 0 {
+            let buffer = std::mem::take(records);
+            if buffer.capacity() <= SPARE_MAX_CAPACITY {
+                self.records.push(buffer);
+            }
+        }
+        if effects.capacity() > 0 {
+            let buffer = std::mem::take(effects);
+            if buffer.capacity() <= SPARE_MAX_CAPACITY {
+                self.effects.push(buffer);
+            }
         }
     }
 }
@@ -255,6 +305,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 ..Sizes::default()
             },
             scratch: Scratch::default(),
+            spare: Spare::default(),
             lists: LpLists {
                 dirty_bits: vec![0; n_lps.div_ceil(64)],
                 ..LpLists::default()
@@ -284,12 +335,18 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     /// The worker's life: the loop, then the end-of-run steps. A panic anywhere outside a
     /// handler (handlers have their own guard) aborts the run with a typed error instead of
     /// killing the thread and leaving its peers waiting (see [`Worker::abandon`]).
-    pub(crate) fn run(mut self) {
+    /// Returns the final states of its LPs when the run finished (and `finish` ran on them).
+    pub(crate) fn run(mut self) -> Vec<(LpId, M)> {
         quiet_panics_on_this_thread();
         let ran = catch_unwind(AssertUnwindSafe(|| self.main_loop()));
         let ended = ran.and_then(|()| catch_unwind(AssertUnwindSafe(|| self.finish())));
-        if let Err(payload) = ended {
-            self.abandon(payload.as_ref());
+        match ended {
+            Ok(true) => self.take_states(),
+            Ok(false) => Vec::new(),
+            Err(payload) => {
+                self.abandon(payload.as_ref());
+                Vec::new()
+            }
         }
     }
 
@@ -386,7 +443,8 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     /// The last steps: commit what is final, let every message land, count what is left.
     /// After an abort the barriers are broken and pass at once: the count of what is left
     /// may then miss messages in flight, but no thread waits for one that failed.
-    fn finish(&mut self) {
+    /// Returns whether the run finished and `finish` ran on every LP.
+    fn finish(&mut self) -> bool {
         if self.settings.balance {
             // A migration may be published with the GVT this worker stopped at, or with a
             // round it reported in before it stopped: every worker must take part, so wait
@@ -412,6 +470,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             .stop_key()
             .unwrap_or_else(crate::message::key_max);
         self.commit_below(bound);
+        self.publish_last_commit();
         if self.settings.content_hash {
             self.add_failed_content(bound);
         }
@@ -421,7 +480,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         self.shared.landed.wait();
         self.absorb_inbox();
         self.drain_local();
+        let finished = self.finish_lps();
         self.send_summary();
+        finished
     }
 
     /// Two events for LP `l` have one key (see [`EventKey`], "Uniqueness"): stops the run
@@ -443,7 +504,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     fn add_failed_content(&mut self, bound: EventKey) {
         for &l in &self.lists.failed {
             let lp = &self.lps[l as usize];
-            if let Some(failure) = &lp.failed
+            if let Some(failure) = lp.failed()
                 && failure.key == bound
                 && failure.commits
                 && let Some(event) = lp.pending.get(&bound)

@@ -69,7 +69,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// Undoes every processed event of LP `l` with key `>= target`.
     pub(super) fn rollback(&mut self, l: usize, target: EventKey, primary: bool) {
         let lp = &self.lps[l];
-        let start = lp.committed_prefix;
+        let start = lp.committed_prefix as usize;
         // Committed records are below GVT, hence below any target.
         let i = lp
             .processed
@@ -88,7 +88,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             // antimessages cancel them: the chase never ends. So until GVT passes this time,
             // the LP runs events at this time only when they are at GVT, which lets the
             // antimessages catch up. Events at later times are not held back.
-            self.lps[l].hold = Some(target.time);
+            self.lps[l].rare_mut().hold = Some(target.time);
         }
         self.restore(l, i);
         let lp = &mut self.lps[l];
@@ -132,7 +132,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     dest,
                     event: Some(event),
                 } if self.settings.lazy => {
-                    lp.deferred.push(Deferred {
+                    lp.rare_mut().deferred.push(Deferred {
                         cause: record.cause,
                         key,
                         dest,
@@ -172,11 +172,14 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let mut index = 0;
         loop {
             let lp = &mut self.lps[l];
-            if index >= lp.deferred.len() {
+            let Some(rare) = lp.rare.as_mut() else {
+                break;
+            };
+            if index >= rare.deferred.len() {
                 break;
             }
-            if which(&lp.deferred[index]) {
-                let deferred = lp.deferred.swap_remove(index);
+            if which(&rare.deferred[index]) {
+                let deferred = rare.deferred.swap_remove(index);
                 self.sizes.deferred -= 1;
                 self.send_anti(deferred.key, deferred.dest);
             } else {

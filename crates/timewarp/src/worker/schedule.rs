@@ -59,10 +59,10 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 self.heap.pop();
                 continue;
             }
-            let runnable = lp.failed.is_none()
+            let runnable = lp.failed().is_none()
                 && lp.pending.first_key().is_some_and(|key| {
                     (key.time.as_f64().to_bits(), key.age) == (time, age)
-                        && !(lp.hold == Some(key.time) && key > self.gvt)
+                        && !(lp.hold() == Some(key.time) && key > self.gvt)
                 });
             if runnable {
                 return Some((f64::from_bits(time), l));
@@ -91,12 +91,12 @@ impl<M: LogicalProcess> Worker<'_, M> {
     #[inline]
     pub(super) fn resched(&mut self, l: usize) {
         let lp = &mut self.lps[l];
-        let mut top = if lp.failed.is_some() {
+        let mut top = if lp.failed().is_some() {
             None
         } else {
             lp.pending.first_key()
         };
-        if let (Some(hold), Some(key)) = (lp.hold, top)
+        if let (Some(hold), Some(key)) = (lp.hold(), top)
             && key.time == hold
             && key > self.gvt
         {

@@ -117,6 +117,10 @@ where
             "{name} seed {seed} {kernel:?}"
         );
         assert_eq!(
+            report.pending_at_end_time, expected.pending_at_end_time,
+            "{name} seed {seed} {kernel:?}"
+        );
+        assert_eq!(
             report.stop_reason, expected.stop_reason,
             "{name} seed {seed} {kernel:?}"
         );
@@ -377,6 +381,10 @@ where
             assert_eq!(report.content_hash, expected.content_hash, "{what}");
             assert_eq!(report.events_committed, expected.events_committed, "{what}");
             assert_eq!(report.pending_at_end, expected.pending_at_end, "{what}");
+            assert_eq!(
+                report.pending_at_end_time, expected.pending_at_end_time,
+                "{what}"
+            );
             assert_eq!(report.stop_reason, expected.stop_reason, "{what}");
             assert_eq!(report.end_time, expected.end_time, "{what}");
             assert!(
