@@ -342,8 +342,16 @@ pub(crate) struct Initialised<M: LogicalProcess> {
 }
 
 impl<M: LogicalProcess> Initialised<M> {
-    /// Where own LP `lp` is in `ids`.
+    /// Where own LP `lp` is in `ids`: by subtraction when they are a range (every LP on
+    /// threads, a block partition on ranks), else by binary search.
     pub(crate) fn position(&self, lp: LpId) -> Option<usize> {
+        let (Some(first), Some(last)) = (self.ids.first(), self.ids.last()) else {
+            return None;
+        };
+        if last.index() - first.index() + 1 == self.ids.len() {
+            let at = lp.index().checked_sub(first.index())?;
+            return (at < self.ids.len()).then_some(at);
+        }
         self.ids.binary_search(&lp).ok()
     }
 
