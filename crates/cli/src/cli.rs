@@ -3,74 +3,107 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 use warpsim_core::{CostModel, QueueKind};
+use warpsim_timewarp::{Cancellation, Partition};
 
-/// warpsim: discrete-event simulation on a sequential or Time Warp kernel.
-#[derive(Debug, Parser)]
-#[command(name = "warpsim", version, about, long_about = None)]
-pub(crate) struct Cli {
-    #[command(subcommand)]
-    pub(crate) command: Command,
-}
-
+/// The commands other than `run`, whose subcommands are the models an [`App`](crate::App)
+/// registers (added by [`command`]).
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Run a model once and print its report.
-    Run(Box<RunCmd>),
     /// List the models and their parameters with defaults.
     Models,
     /// Run a model over a grid of parameters (--set KEY=a..b), with replications per point.
     Sweep(crate::analysis::sweep::SweepCmd),
-    /// Find the smallest number of feeders that meets a deadline (pets).
+    /// Find the smallest value of a whole-number parameter that meets a target (e.g. the
+    /// number of feeders that feeds the pets by a deadline).
     Plan(crate::analysis::plan::PlanCmd),
     /// Time a model on the sequential kernel and on Time Warp by threads and cancellation
     /// mode: speedup, efficiency, commit ratio, critical-path bound (the paper's figures).
     Speedup(crate::analysis::speedup::SpeedupCmd),
 }
 
-#[derive(Debug, Args)]
-pub(crate) struct RunCmd {
-    #[command(subcommand)]
-    pub(crate) model: ModelCmd,
+/// What the command line asks for.
+pub(crate) enum Parsed {
+    /// `run <model> …`: the model's parsed scenario.
+    Run(Box<dyn crate::run::Scenario>),
+    /// Any other command.
+    Other(Command),
 }
 
-/// One variant per model; each model's flags and runner live in `scenarios/<model>.rs`.
-#[derive(Debug, Subcommand)]
-pub(crate) enum ModelCmd {
-    /// PHOLD, the standard parallel-simulation benchmark (as ROSS defines it).
-    Phold(crate::scenarios::phold::PholdArgs),
-    /// Feeding pets: N pets, K feeders that break; step, jump or events style.
-    Pets(crate::scenarios::pets::PetsArgs),
-    /// M/M/c queue (Poisson arrivals, exponential service), checked against Erlang C.
-    Mmc(crate::scenarios::mmc::MmcArgs),
-    /// Sharks World: sectors as LPs, checked against a brute-force oracle (the paper's benchmark).
-    Sharks(crate::scenarios::sharks::SharksArgs),
-    /// Game loop: a million torches, per-frame polling against event-based timers.
-    Torches(crate::scenarios::game::TorchesArgs),
-    /// Game loop: the warlock's spells ready at milestones computed from the mana curve.
-    Warlock(crate::scenarios::game::WarlockArgs),
-}
-
-/// The command line with the settings every subcommand shares: a later flag overrides an
-/// earlier one (so flags override a `--config` file, whose values come first), and negative
-/// numbers are values, not flags (so `--mean -1` is reported as a bad mean).
-pub(crate) fn command() -> clap::Command {
+/// The command line of `app` with the settings every subcommand shares: a later flag
+/// overrides an earlier one (so flags override a `--config` file, whose values come first),
+/// and negative numbers are values, not flags (so `--mean -1` is reported as a bad mean).
+pub(crate) fn command(app: &crate::App) -> clap::Command {
     fn configure(command: clap::Command) -> clap::Command {
         command
             .args_override_self(true)
             .allow_negative_numbers(true)
             .mut_subcommands(configure)
     }
-    configure(<Cli as clap::CommandFactory>::command())
+    let run = clap::Command::new("run")
+        .about("Run a model once (or --replications times) and print its report")
+        .subcommand_required(true)
+        .display_order(0)
+        .subcommands(app.entries().map(|entry| entry.command()));
+    let mut top = clap::Command::new(app.program().to_string())
+        .subcommand_required(true)
+        .subcommand(run);
+    top = <Command as Subcommand>::augment_subcommands(top);
+    if let Some(about) = app.about_text() {
+        top = top.about(about.to_string());
+    }
+    if let Some(version) = app.version() {
+        top = top.version(version.to_string());
+    }
+    configure(top)
 }
 
 /// Parses arguments with [`command`]'s settings.
-pub(crate) fn parse(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
-    let command = command();
+pub(crate) fn parse(app: &crate::App, args: Vec<OsString>) -> Result<Parsed, clap::Error> {
+    let command = command(app);
     let args = join_negative_values(&command, args);
     let matches = command.try_get_matches_from(args)?;
-    <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
+    if let Some(("run", run)) = matches.subcommand() {
+        let Some((model, flags)) = run.subcommand() else {
+            return Err(clap::Error::new(
+                clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand,
+            ));
+        };
+        let entry = app
+            .entry(model)
+            .expect("clap only accepts registered models");
+        return entry.scenario(flags).map(Parsed::Run);
+    }
+    <Command as clap::FromArgMatches>::from_arg_matches(&matches).map(Parsed::Other)
+}
+
+/// Why a kernel flag given to a model that runs on no kernel (`run torches --threads 8`) is
+/// refused, or `None` when the command line has no such flag.
+pub(crate) fn kernel_flag_note(app: &crate::App, args: &[OsString]) -> Option<String> {
+    if args.get(1).and_then(|arg| arg.to_str()) != Some("run") {
+        return None;
+    }
+    let model = args.get(2)?.to_str()?;
+    if app.entry(model)?.on_kernel() {
+        return None;
+    }
+    let kernel_flags = KernelArgs::augment_args(clap::Command::new("kernel"));
+    let given = args[3..]
+        .iter()
+        .filter_map(|arg| arg.to_str())
+        .find(|arg| {
+            let name = arg.strip_prefix("--").unwrap_or("");
+            let name = name.split('=').next().unwrap_or(name);
+            kernel_flags
+                .get_arguments()
+                .any(|flag| flag.get_long() == Some(name))
+        })?;
+    Some(format!(
+        "{model} runs on the game-loop timer manager, not on a simulation kernel, so it takes no \
+         kernel flags (drop {})",
+        given.split('=').next().unwrap_or(given)
+    ))
 }
 
 /// `--mean -inf` becomes `--mean=-inf`. clap takes a word starting with `-` for a value only
@@ -128,66 +161,12 @@ pub(crate) enum KernelKind {
     Mpi,
 }
 
-/// The queue choice, as a clap value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum QueueArg {
-    /// Indexed 4-ary heap.
-    Heap,
-    /// Ladder queue (amortised O(1)).
-    Ladder,
-}
-
-impl From<QueueArg> for QueueKind {
-    fn from(queue: QueueArg) -> QueueKind {
-        match queue {
-            QueueArg::Heap => QueueKind::Heap,
-            QueueArg::Ladder => QueueKind::Ladder,
-        }
-    }
-}
-
-/// How the critical path prices an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum CostArg {
-    /// Every event costs 1.
-    Unit,
-    /// Every event costs its measured handler time in nanoseconds (the run is repeated
-    /// three times and each event priced at its fastest timing).
-    Ns,
-}
-
-impl From<CostArg> for CostModel {
-    fn from(cost: CostArg) -> CostModel {
-        match cost {
-            CostArg::Unit => CostModel::Unit,
-            CostArg::Ns => CostModel::Nanos,
-        }
-    }
-}
-
-/// Flags every `warpsim run <model>` accepts.
+/// Flags of every `run <model>`: the seed, the output form, replications and a TOML file.
 #[derive(Debug, Clone, Args)]
-pub(crate) struct CommonArgs {
-    /// Kernel to run on.
-    #[arg(long, value_enum, default_value_t = KernelKind::Sequential)]
-    pub(crate) kernel: KernelKind,
+pub(crate) struct RunArgs {
     /// Base random seed: the same seed gives the same run on every kernel.
     #[arg(long)]
     pub(crate) seed: Option<u64>,
-    /// Pending-event set of the sequential kernel.
-    #[arg(long, value_enum, default_value_t = QueueArg::Ladder)]
-    pub(crate) queue: QueueArg,
-    /// Stop after this many committed events.
-    #[arg(long)]
-    pub(crate) max_events: Option<u64>,
-    /// Compute the critical path and the available parallelism (events cost 1, or `ns`).
-    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "unit")]
-    pub(crate) critical_path: Option<CostArg>,
-    /// Also fingerprint the committed events' contents (`content_hash`), to compare kernels
-    /// on what handlers were given, not only on which events ran (costs an encoding per
-    /// event).
-    #[arg(long)]
-    pub(crate) content_hash: bool,
     /// Print exactly one JSON object on stdout instead of the readable report.
     #[arg(long)]
     pub(crate) json: bool,
@@ -198,6 +177,29 @@ pub(crate) struct CommonArgs {
     /// Read parameters from a TOML file (keys are the flag names; flags override the file).
     #[arg(long, value_name = "FILE.toml")]
     pub(crate) config: Option<PathBuf>,
+}
+
+/// Flags of every model that runs on a simulation kernel (not the game-loop demos): the
+/// kernel and its knobs.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct KernelArgs {
+    /// Kernel to run on.
+    #[arg(long, value_enum, default_value_t = KernelKind::Sequential)]
+    pub(crate) kernel: KernelKind,
+    /// Pending-event set of the sequential kernel.
+    #[arg(long, value_enum, default_value_t = QueueKind::Ladder)]
+    pub(crate) queue: QueueKind,
+    /// Stop after this many committed events.
+    #[arg(long)]
+    pub(crate) max_events: Option<u64>,
+    /// Compute the critical path and the available parallelism (events cost 1, or `ns`).
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "unit")]
+    pub(crate) critical_path: Option<CostModel>,
+    /// Also fingerprint the committed events' contents (`content_hash`), to compare kernels
+    /// on what handlers were given, not only on which events ran (costs an encoding per
+    /// event).
+    #[arg(long)]
+    pub(crate) content_hash: bool,
     #[command(flatten)]
     pub(crate) timewarp: TimewarpArgs,
 }
@@ -210,8 +212,8 @@ pub(crate) struct TimewarpArgs {
     #[arg(long, value_name = "N")]
     pub(crate) threads: Option<usize>,
     /// How undone sends are cancelled.
-    #[arg(long, value_enum, default_value_t = CancellationArg::Lazy)]
-    pub(crate) cancellation: CancellationArg,
+    #[arg(long, value_enum, default_value_t = Cancellation::Lazy)]
+    pub(crate) cancellation: Cancellation,
     /// Save each LP's state every K events (rollbacks coast forward from the last save);
     /// `auto` (the default) lets each thread pick K from the cost of a save and its
     /// rollbacks.
@@ -225,8 +227,8 @@ pub(crate) struct TimewarpArgs {
     #[arg(long, value_name = "BYTES", value_parser = warpsim_timewarp::parse_bytes)]
     pub(crate) memory: Option<u64>,
     /// How LPs are spread over the threads.
-    #[arg(long, value_enum, default_value_t = PartitionArg::Block)]
-    pub(crate) partition: PartitionArg,
+    #[arg(long, value_enum, default_value_t = Partition::Block)]
+    pub(crate) partition: Partition,
     /// Events a thread runs between the GVT rounds it starts.
     #[arg(long, value_name = "EVENTS", default_value_t = 2048)]
     pub(crate) gvt_interval: u64,
@@ -282,22 +284,4 @@ fn parse_checkpoint(text: &str) -> Result<CheckpointArg, String> {
             )),
         },
     }
-}
-
-/// The cancellation mode, as a clap value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum CancellationArg {
-    /// Antimessages at once.
-    Aggressive,
-    /// Antimessages only for sends that re-execution does not repeat.
-    Lazy,
-}
-
-/// The partition, as a clap value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum PartitionArg {
-    /// Contiguous blocks of LPs.
-    Block,
-    /// LP i on thread i mod threads.
-    RoundRobin,
 }

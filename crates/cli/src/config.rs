@@ -23,7 +23,7 @@ use crate::text::excerpt;
 /// # Errors
 ///
 /// `--config` without a file name, a file that cannot be read, or a bad setting in it.
-pub(crate) fn expand(args: Vec<OsString>) -> Result<Vec<OsString>> {
+pub(crate) fn expand(app: &crate::App, args: Vec<OsString>) -> Result<Vec<OsString>> {
     // Only `warpsim run <model> …` takes a config file.
     if args.get(1).and_then(|arg| arg.to_str()) != Some("run") {
         return Ok(args);
@@ -34,7 +34,7 @@ pub(crate) fn expand(args: Vec<OsString>) -> Result<Vec<OsString>> {
     let Some(path) = config_path(&args[3.min(args.len())..])? else {
         return Ok(args);
     };
-    let flags = flags_from_file(&path, model)?;
+    let flags = flags_from_file(app, &path, model)?;
     let mut expanded = args[..3].to_vec();
     expanded.extend(flags.into_iter().map(OsString::from));
     expanded.extend(args[3..].iter().cloned());
@@ -97,11 +97,11 @@ fn position(text: &str, offset: usize) -> (usize, usize) {
 /// reading a device or a huge file by mistake.
 const MAX_CONFIG_BYTES: u64 = 256 << 20;
 
-fn flags_from_file(path: &Path, model: &str) -> Result<Vec<String>> {
+fn flags_from_file(app: &crate::App, path: &Path, model: &str) -> Result<Vec<String>> {
     let shown = path.display().to_string();
     let name = excerpt(&shown);
     let text = crate::files::read_text(path, MAX_CONFIG_BYTES)?;
-    flags_from_text(&text, &name, model)
+    flags_from_text(app, &text, &name, model)
 }
 
 /// The flags the TOML `text` sets for `model`, checked one by one with clap; `name` names the
@@ -111,7 +111,12 @@ fn flags_from_file(path: &Path, model: &str) -> Result<Vec<String>> {
 ///
 /// Malformed TOML, an unknown key, a value of the wrong type, a value clap refuses, or a
 /// `model` key for another model: one line naming the file, the line and the key.
-pub(crate) fn flags_from_text(text: &str, name: &str, model: &str) -> Result<Vec<String>> {
+pub(crate) fn flags_from_text(
+    app: &crate::App,
+    text: &str,
+    name: &str,
+    model: &str,
+) -> Result<Vec<String>> {
     let table: toml::Table = text.parse().map_err(|error: toml::de::Error| {
         let (line, column) = position(text, error.span().map_or(0, |span| span.start));
         anyhow!(
@@ -129,11 +134,7 @@ pub(crate) fn flags_from_text(text: &str, name: &str, model: &str) -> Result<Vec
             .map_or(1, |(known, _)| position(text, known.span().start).0)
     };
 
-    let command = crate::cli::command();
-    let run = command
-        .find_subcommand("run")
-        .ok_or_else(|| anyhow!("internal: no run command"))?;
-    let Some(model_command) = run.find_subcommand(model) else {
+    let Some(model_command) = app.entry(model).map(|entry| entry.command()) else {
         // Let clap report the unknown model.
         return Ok(Vec::new());
     };
@@ -164,7 +165,8 @@ pub(crate) fn flags_from_text(text: &str, name: &str, model: &str) -> Result<Vec
         if key == "config" || !known.contains(&key.as_str()) {
             bail!(
                 "{name} line {line}: unknown key `{key_shown}` for model `{model}` (see \
-                 `warpsim models`)"
+                 `{} models`)",
+                app.program()
             );
         }
         let flag = match value {
@@ -180,8 +182,8 @@ pub(crate) fn flags_from_text(text: &str, name: &str, model: &str) -> Result<Vec
             _ => bail!("{name} line {line}: `{key_shown}` must be a string, number or boolean"),
         };
         // Check this one value on its own, so that a bad value is reported with its line.
-        let probe = ["warpsim", "run", model, flag.as_str()].map(OsString::from);
-        if let Err(error) = crate::cli::parse(probe.to_vec()) {
+        let probe = [app.program(), "run", model, flag.as_str()].map(OsString::from);
+        if let Err(error) = crate::cli::parse(app, probe.to_vec()) {
             bail!("{name} line {line}: {}", crate::text::clap_message(&error));
         }
         flags.push(flag);
@@ -195,20 +197,35 @@ mod tests {
 
     #[test]
     fn tables_and_keys_are_reported_on_their_own_line() {
-        let error = flags_from_text("lps = 64\n\n[extra]\nx = 1\n", "f.toml", "phold")
-            .unwrap_err()
-            .to_string();
+        let error = flags_from_text(
+            &crate::App::warpsim(),
+            "lps = 64\n\n[extra]\nx = 1\n",
+            "f.toml",
+            "phold",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             error.starts_with("f.toml line 3: unknown key `extra`"),
             "{error}"
         );
-        let error = flags_from_text("lps = 64\nend = 30\nlookahead.x = 1\n", "f.toml", "phold")
-            .unwrap_err()
-            .to_string();
+        let error = flags_from_text(
+            &crate::App::warpsim(),
+            "lps = 64\nend = 30\nlookahead.x = 1\n",
+            "f.toml",
+            "phold",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(error.starts_with("f.toml line 3:"), "{error}");
-        let error = flags_from_text("lps = 64\nend = = 3\n", "f.toml", "phold")
-            .unwrap_err()
-            .to_string();
+        let error = flags_from_text(
+            &crate::App::warpsim(),
+            "lps = 64\nend = = 3\n",
+            "f.toml",
+            "phold",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(error.starts_with("f.toml line 2, column"), "{error}");
     }
 
@@ -221,7 +238,7 @@ mod tests {
             format!("model = \"{value}\"\n"),
             format!("lps = {value}\n"),
         ] {
-            let error = flags_from_text(&text, "f.toml", "phold")
+            let error = flags_from_text(&crate::App::warpsim(), &text, "f.toml", "phold")
                 .unwrap_err()
                 .to_string();
             assert!(error.len() < 400, "{}", &error[..400]);

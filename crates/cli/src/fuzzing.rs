@@ -23,7 +23,7 @@ use std::ffi::OsString;
 pub fn arguments<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Result<(), String> {
     let mut argv = vec![OsString::from("warpsim")];
     argv.extend(args.iter().map(|arg| arg.as_ref().to_os_string()));
-    match crate::cli::parse(argv) {
+    match crate::cli::parse(&crate::App::warpsim(), argv) {
         Ok(_) => Ok(()),
         Err(error) => Err(crate::text::clap_message(&error)),
     }
@@ -35,7 +35,8 @@ pub fn arguments<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Result<(), String> {
 ///
 /// The one-line message `warpsim` would print.
 pub fn config_text(text: &str, model: &str) -> Result<Vec<String>, String> {
-    crate::config::flags_from_text(text, "scenario.toml", model).map_err(|e| format!("{e:#}"))
+    crate::config::flags_from_text(&crate::App::warpsim(), text, "scenario.toml", model)
+        .map_err(|e| format!("{e:#}"))
 }
 
 /// Parses one `--set KEY=VALUES` of `warpsim sweep` and returns the number of values.

@@ -1,8 +1,50 @@
-//! The `warpsim` command-line tool, as a library.
+//! The `warpsim` command-line tool, as a library: the analyst's toolkit for any model.
 //!
-//! `warpsim run <model> [flags]` runs a model and prints a readable report, or one JSON object
-//! with `--json`; `warpsim models` lists the models and their parameters; `warpsim sweep` and
-//! `warpsim plan` run a model many times. The binary is a thin `main` over [`main()`].
+//! `run <model> [flags]` runs a model and prints a readable report, or one JSON object with
+//! `--json`; `--replications R` runs it R times (seeds derived from the base seed) with
+//! confidence intervals; `sweep` runs a grid of parameters, with a table, CSV and plots;
+//! `plan` finds the smallest whole value of a parameter that meets a target; `speedup` times
+//! Time Warp against the sequential kernel; `models` lists the models and their parameters;
+//! `--config FILE.toml` reads parameters from a TOML scenario.
+//!
+//! The main types:
+//!
+//! - [`Model`]: what a user's model provides — a parameter struct that derives
+//!   `clap::Args` (its fields are the flags, with defaults and help, and the TOML keys) and
+//!   `serde::Serialize` (the JSON `params`), the LPs it builds, and its metrics.
+//! - [`App`]: the command line over registered models. The `warpsim` binary is
+//!   `App::warpsim().main()`; a user's is as short:
+//!
+//! ```no_run
+//! # #[derive(Debug, Clone, clap::Args, serde::Serialize)] struct Mm1 {}
+//! # #[derive(Debug, Clone)] struct Queue;
+//! # impl warpsim_core::LogicalProcess for Queue {
+//! #     type Event = (); type Output = f64;
+//! #     fn on_event(&mut self, _: (), _: &mut warpsim_core::Ctx<Self>) {}
+//! # }
+//! # impl warpsim_cli::Model for Mm1 {
+//! #     type Lp = Queue;
+//! #     fn end_time(&self) -> f64 { 1.0 }
+//! #     fn build(&self) -> Result<Vec<Queue>, warpsim_cli::BoxError> { Ok(vec![Queue]) }
+//! #     fn metrics(&self, _: &[warpsim_core::Committed<f64>]) -> warpsim_cli::Metrics {
+//! #         warpsim_cli::Metrics::new()
+//! #     }
+//! # }
+//! fn main() -> std::process::ExitCode {
+//!     warpsim_cli::App::new().model::<Mm1>("mm1").main()
+//! }
+//! ```
+//!
+//! `examples/mm1.rs` is a whole M/M/1 model this way; `tests/user_model.rs` checks it end to
+//! end against the closed forms.
+//!
+//! The key design decision: parameters are declared once. A model's flags are its parameter
+//! struct; the kernel flags are added to every model that runs on a kernel (the game-loop
+//! demos, which do not, refuse them); TOML keys are the flag names; sweeps and plans vary a
+//! parameter by re-parsing the model's command line with `--key=value`, so they work for
+//! every flag of every model without knowing it. Library enums (queues, cancellation,
+//! partition, the pets model's choices) are command-line values through their crates'
+//! `clap` feature, not through copies here.
 //!
 //! # Ground rules
 //!
@@ -22,12 +64,14 @@
 #![forbid(unsafe_code)]
 
 mod analysis;
+mod app;
 mod cli;
 mod config;
 mod files;
 pub mod fuzzing;
 mod limits;
 mod listing;
+mod model;
 mod mpi;
 mod out;
 mod progress;
@@ -40,16 +84,19 @@ use std::process::ExitCode;
 
 use clap::error::ErrorKind;
 
-use crate::cli::Command;
+use crate::cli::{Command, Parsed};
 
-/// Runs `warpsim` with the process's arguments and returns its exit code: 0 on success (or
-/// when stdout was closed by the reader), 1 for any error (one line on stderr), 101 for an
-/// internal error.
-pub fn main() -> ExitCode {
+pub use crate::app::App;
+pub use crate::model::{BoxError, Metrics, Model, OutputOf};
+
+/// Runs `app` with `args` (the first is the program name) and returns its exit code: 0 on
+/// success (or when stdout was closed by the reader), 1 for any error (one line on stderr),
+/// 101 for an internal error.
+fn main_with(app: &App, args: Vec<OsString>) -> ExitCode {
     // Model panics are caught by the kernels and reported as errors with their LP id, so the
     // default hook's message would only be noise; our own bugs are caught below instead.
     std::panic::set_hook(Box::new(|_| {}));
-    let outcome = std::panic::catch_unwind(|| real_main(std::env::args_os().collect()));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| real_main(app, args)));
     match outcome {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(error)) => {
@@ -76,9 +123,11 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn real_main(args: Vec<OsString>) -> anyhow::Result<()> {
-    let args = config::expand(args)?;
-    let cli = match cli::parse(args) {
+fn real_main(app: &App, args: Vec<OsString>) -> anyhow::Result<()> {
+    let program = app.program();
+    let args = config::expand(app, args)?;
+    let kernel_note = cli::kernel_flag_note(app, &args);
+    let parsed = match cli::parse(app, args) {
         Ok(cli) => cli,
         Err(error) => match error.kind() {
             ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
@@ -86,17 +135,24 @@ fn real_main(args: Vec<OsString>) -> anyhow::Result<()> {
                 return Ok(());
             }
             ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                anyhow::bail!("a command is required (see `warpsim --help`)");
+                anyhow::bail!("a command is required (see `{program} --help`)");
             }
-            _ => anyhow::bail!("{} (see `warpsim --help`)", text::clap_message(&error)),
+            ErrorKind::UnknownArgument if kernel_note.is_some() => anyhow::bail!(
+                "{}: {}",
+                text::clap_message(&error),
+                kernel_note.unwrap_or_default()
+            ),
+            _ => anyhow::bail!("{} (see `{program} --help`)", text::clap_message(&error)),
         },
     };
-    let result = match cli.command {
-        Command::Run(run) => run::run(*run),
-        Command::Sweep(sweep) => analysis::sweep::run(sweep),
-        Command::Plan(plan) => analysis::plan::run(plan),
-        Command::Speedup(speedup) => analysis::speedup::run(speedup),
-        Command::Models => out::print(&listing::listing()).map_err(anyhow::Error::from),
+    let result = match parsed {
+        Parsed::Run(scenario) => run::execute(&*scenario),
+        Parsed::Other(Command::Sweep(sweep)) => analysis::sweep::run(app, sweep),
+        Parsed::Other(Command::Plan(plan)) => analysis::plan::run(app, plan),
+        Parsed::Other(Command::Speedup(speedup)) => analysis::speedup::run(app, speedup),
+        Parsed::Other(Command::Models) => {
+            out::print(&listing::listing(app)).map_err(anyhow::Error::from)
+        }
     };
     mpi::finish();
     result

@@ -202,9 +202,9 @@ pub(crate) fn check_against(demands: &[Demand], available: Option<u64>) -> Resul
 /// See [`check_against`].
 pub(crate) fn check_run(scenario: &dyn Scenario) -> Result<()> {
     let mut demands = scenario.demands();
-    if let Some(replications) = scenario.common().replications {
-        let at_once = crate::analysis::runs_at_once(scenario.common())
-            .min(replications.max(1) as usize) as u128;
+    if let Some(replications) = scenario.run_args().replications {
+        let at_once =
+            crate::analysis::runs_at_once(scenario).min(replications.max(1) as usize) as u128;
         for demand in &mut demands {
             demand.items = demand.items.saturating_mul(at_once);
         }

@@ -4,5 +4,5 @@
 #![forbid(unsafe_code)]
 
 fn main() -> std::process::ExitCode {
-    warpsim_cli::main()
+    warpsim_cli::App::warpsim().main()
 }

@@ -6,7 +6,7 @@
 use warpsim_core::{LogicalProcess, OutputSink, Report, RunError, SimError, StopReason};
 use warpsim_timewarp::{TimeWarp, TimeWarpStats};
 
-use crate::cli::CommonArgs;
+use crate::cli::KernelArgs;
 
 /// A hash of the command line, the same on every rank that runs the same command: ranks
 /// started with different parameters refuse to run together.
@@ -41,7 +41,7 @@ pub(crate) fn run<M, S>(
     kernel: TimeWarp,
     lps: Vec<M>,
     sink: &mut S,
-    common: &CommonArgs,
+    common: &KernelArgs,
 ) -> (Result<Report, RunError>, TimeWarpStats)
 where
     M: LogicalProcess,

@@ -10,32 +10,20 @@ use warpsim_core::{
     StopReason,
 };
 
-use crate::cli::{CommonArgs, KernelKind, ModelCmd, RunCmd};
+use crate::cli::{KernelArgs, KernelKind, RunArgs};
 use crate::progress::Progress;
-
-pub(crate) fn run(command: RunCmd) -> Result<()> {
-    execute(scenario_of(&command.model))
-}
-
-/// The scenario behind a parsed model command (sweeps and plans re-parse flags into these).
-pub(crate) fn scenario_of(model: &ModelCmd) -> &dyn Scenario {
-    match model {
-        ModelCmd::Phold(args) => args,
-        ModelCmd::Pets(args) => args,
-        ModelCmd::Mmc(args) => args,
-        ModelCmd::Sharks(args) => args,
-        ModelCmd::Torches(args) => args,
-        ModelCmd::Warlock(args) => args,
-    }
-}
 
 /// What the CLI needs of a model: how to run it once with a given seed. Printing, JSON,
 /// errors (and replications and sweeps, which run a scenario many times) are generic.
 pub(crate) trait Scenario: Send + Sync {
     /// The model's name, as on the command line.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     /// The flags every model takes.
-    fn common(&self) -> &CommonArgs;
+    fn run_args(&self) -> &RunArgs;
+    /// The kernel's flags, for a model that runs on a simulation kernel.
+    fn kernel_args(&self) -> Option<&KernelArgs> {
+        None
+    }
     /// The seed when neither `--seed` nor the config file gives one.
     fn default_seed(&self) -> u64;
     /// One line describing the parameters, printed above the readable report.
@@ -115,11 +103,11 @@ impl Outcome {
 
 /// The seed of the main run.
 pub(crate) fn seed_of(scenario: &dyn Scenario) -> u64 {
-    scenario.common().seed.unwrap_or(scenario.default_seed())
+    scenario.run_args().seed.unwrap_or(scenario.default_seed())
 }
 
 /// The run settings every model shares.
-pub(crate) fn run_config(common: &CommonArgs, seed: u64, end: f64) -> RunConfig {
+pub(crate) fn run_config(common: &KernelArgs, seed: u64, end: f64) -> RunConfig {
     let mut config = RunConfig::new(seed).end_time(end);
     if let Some(max_events) = common.max_events {
         config = config.max_events(max_events);
@@ -128,14 +116,14 @@ pub(crate) fn run_config(common: &CommonArgs, seed: u64, end: f64) -> RunConfig 
         config = config.content_hash(true);
     }
     if let Some(cost) = common.critical_path {
-        config = config.critical_path(cost.into());
+        config = config.critical_path(cost);
     }
     config
 }
 
 /// Runs `lps` on the kernel the user chose, with a progress bar when `show_progress`.
 pub(crate) fn run_on_kernel<M, S>(
-    common: &CommonArgs,
+    common: &KernelArgs,
     config: RunConfig,
     lps: Vec<M>,
     sink: &mut S,
@@ -171,7 +159,7 @@ where
     let hook = progress.hook(config.end_time);
     let result = match common.kernel {
         KernelKind::Sequential => Sequential::new(config)
-            .queue(common.queue.into())
+            .queue(common.queue)
             .on_progress(hook)
             .run(lps, sink),
         KernelKind::Timewarp | KernelKind::Mpi => unreachable!("handled above"),
@@ -184,7 +172,7 @@ where
 const DEFAULT_THREADS: usize = 2;
 
 /// The worker threads a Time Warp run with these flags asks for (before the cap to the LPs).
-pub(crate) fn requested_threads(common: &CommonArgs) -> usize {
+pub(crate) fn requested_threads(common: &KernelArgs) -> usize {
     common
         .timewarp
         .threads
@@ -195,13 +183,13 @@ pub(crate) fn requested_threads(common: &CommonArgs) -> usize {
 /// The Time Warp kernel the flags describe, for `n_lps` LPs; `--threads` is capped to what
 /// can help (a note on stderr says so when `tell`).
 fn timewarp_kernel(
-    common: &CommonArgs,
+    common: &KernelArgs,
     config: RunConfig,
     n_lps: usize,
     tell: bool,
 ) -> warpsim_timewarp::TimeWarp {
-    use crate::cli::{CancellationArg, CheckpointArg, PartitionArg, WindowArg};
-    use warpsim_timewarp::{Cancellation, Partition, TimeWarp};
+    use crate::cli::{CheckpointArg, WindowArg};
+    use warpsim_timewarp::TimeWarp;
     let args = &common.timewarp;
     let kernel = match args.checkpoint_interval {
         CheckpointArg::Every(k) => TimeWarp::new(config).checkpoint_interval(k),
@@ -214,14 +202,8 @@ fn timewarp_kernel(
             // The default is capped silently (a model with one LP runs on one thread).
             tell && args.threads.is_some(),
         ))
-        .cancellation(match args.cancellation {
-            CancellationArg::Aggressive => Cancellation::Aggressive,
-            CancellationArg::Lazy => Cancellation::Lazy,
-        })
-        .partition(match args.partition {
-            PartitionArg::Block => Partition::Block,
-            PartitionArg::RoundRobin => Partition::RoundRobin,
-        })
+        .cancellation(args.cancellation)
+        .partition(args.partition.clone())
         .window(match args.window {
             WindowArg::Fixed(window) => Some(window),
             WindowArg::Auto | WindowArg::Off => None,
@@ -294,7 +276,7 @@ pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
         .map_err(|error| anyhow!("{}: {error:#}", scenario.name()))?;
     crate::limits::check_run(scenario)?;
     crate::files::check_outputs(&scenario.files())?;
-    if let Some(replications) = scenario.common().replications {
+    if let Some(replications) = scenario.run_args().replications {
         return crate::analysis::replications::execute(scenario, replications);
     }
     let outcome = scenario.run_once(seed_of(scenario), true)?;
@@ -326,7 +308,7 @@ pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
         return Ok(());
     }
     let mut text = String::new();
-    if scenario.common().json {
+    if scenario.run_args().json {
         writeln!(text, "{}", outcome_json(scenario, &outcome)?)?;
     } else {
         writeln!(text, "{}", scenario.title())?;

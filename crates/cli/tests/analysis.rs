@@ -306,7 +306,39 @@ fn bad_sweeps_and_plans_are_one_clear_line() {
         ),
         (
             &["plan", "phold", "--deadline", "100"],
-            "plan supports the pets model",
+            "plan phold needs --search PARAM",
+        ),
+        (
+            &[
+                "plan",
+                "mmc",
+                "--search",
+                "colour",
+                "--metric",
+                "p_wait",
+                "--at-most",
+                "1",
+            ],
+            "model `mmc` has no parameter --colour",
+        ),
+        (
+            &["plan", "mmc", "--search", "servers", "--metric", "p_wait"],
+            "exactly one of --at-most X and --at-least X",
+        ),
+        (
+            &[
+                "plan",
+                "mmc",
+                "--search",
+                "servers",
+                "--metric",
+                "p_wait",
+                "--at-most",
+                "1",
+                "--servers",
+                "3",
+            ],
+            "plan sets --servers itself",
         ),
         (
             &["plan", "pets", "--deadline", "100", "--gates", "3"],
@@ -323,6 +355,42 @@ fn bad_sweeps_and_plans_are_one_clear_line() {
             "{args:?}: `{stderr}` lacks `{expected}`"
         );
     }
+}
+
+#[test]
+fn plan_searches_any_models_whole_parameter() {
+    // M/M/c with λ = 4, μ = 1: the fewest servers whose mean wait is at most 0.1 in every
+    // replication, against Erlang C's answer (the runs are long enough that no replication
+    // strays across the target at the answer or just below it).
+    let target = 0.1;
+    let expected = (5..20)
+        .find(|&servers| {
+            erlang_c(4.0, 1.0, servers).is_some_and(|theory| theory.mean_wait <= target)
+        })
+        .unwrap();
+    let value = json(&[
+        "plan",
+        "mmc",
+        "--search",
+        "servers",
+        "--metric",
+        "mean_wait",
+        "--at-most",
+        "0.1",
+        "--customers",
+        "20000",
+        "--replications",
+        "6",
+        "--json",
+    ]);
+    assert_eq!(value["answer"], expected, "{value}");
+    assert_eq!(value["search"], "servers");
+    let probes = value["probes"].as_array().unwrap();
+    let below = probes
+        .iter()
+        .find(|probe| probe["servers"] == expected - 1)
+        .expect("the value below the answer was probed");
+    assert_eq!(below["pass"], false);
 }
 
 #[test]

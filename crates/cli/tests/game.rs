@@ -70,6 +70,8 @@ fn demos_refuse_bad_input() {
         &["run", "warlock", "--curve", "cubic"],
         &["run", "warlock", "--start-mana", "nan"],
         &["run", "warlock", "--kernel", "timewarp"],
+        &["run", "torches", "--threads", "8"],
+        &["run", "torches", "--cancellation=aggressive"],
     ] {
         let output = Command::new(env!("CARGO_BIN_EXE_warpsim"))
             .args(args)
@@ -79,6 +81,16 @@ fn demos_refuse_bad_input() {
         assert!(!output.status.success(), "{args:?}");
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        if args.iter().any(|arg| {
+            arg.starts_with("--kernel")
+                || arg.starts_with("--threads")
+                || arg.starts_with("--cancellation")
+        }) {
+            assert!(
+                stderr.contains("takes no kernel flags"),
+                "{args:?}: {stderr}"
+            );
+        }
     }
 }
 

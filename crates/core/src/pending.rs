@@ -13,6 +13,7 @@ use crate::time::{EventKey, LpId};
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[non_exhaustive]
 pub enum QueueKind {
     /// Indexed 4-ary heap: O(log n), best for small pending sets.

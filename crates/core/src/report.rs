@@ -152,6 +152,7 @@ pub enum StopReason {
 /// How the critical-path analysis prices one event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[non_exhaustive]
 pub enum CostModel {
     /// Every event costs 1: the path length is counted in events.
@@ -162,6 +163,7 @@ pub enum CostModel {
     /// the fastest of its three timings, so that preemptions and interrupts, which the
     /// longest chain would otherwise collect, drop out. Measured, so not bit-reproducible:
     /// `scripts/critical-path-stability.sh` measures how much it varies.
+    #[cfg_attr(feature = "clap", value(name = "ns"))]
     Nanos,
 }
 

@@ -35,22 +35,31 @@ use warpsim_core::{Ctx, LogicalProcess, LpId};
 
 use crate::{ParamError, busy_work, check_range};
 
-/// PHOLD's parameters. The defaults are the built-in scenario.
+/// PHOLD's parameters. The defaults are the built-in scenario. With the `clap` feature they
+/// are also command-line flags (`--lps`, …) with these defaults and docs.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct PholdParams {
     /// Number of LPs.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PholdParams::default().lps))]
     pub lps: u32,
     /// Events per LP at the start (the constant population of the run is `lps × population`).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PholdParams::default().population))]
     pub population: u32,
     /// Probability that an event goes to a uniformly random LP instead of its own.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PholdParams::default().remote))]
     pub remote: f64,
     /// Smallest delay of any event.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PholdParams::default().lookahead))]
     pub lookahead: f64,
     /// Mean delay of an event (`lookahead` plus an exponential with mean `mean − lookahead`).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PholdParams::default().mean))]
     pub mean: f64,
     /// End of simulated time (events at or after it do not run).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PholdParams::default().end))]
     pub end: f64,
     /// Busy-work iterations per event.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PholdParams::default().work))]
     pub work: u32,
 }
 

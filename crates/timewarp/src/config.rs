@@ -16,6 +16,7 @@ use crate::watch::WarningHook;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[non_exhaustive]
 pub enum Cancellation {
     /// Every message sent by an undone event is cancelled at once by an antimessage.
@@ -58,6 +59,7 @@ impl std::fmt::Display for Cancellation {
 /// assert_eq!(Partition::Map(vec![1, 0]).owner(0, 2, 2), 1);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[non_exhaustive]
 pub enum Partition {
     /// LP `i` of `n` goes to worker `i * threads / n`: contiguous blocks of equal size (the
@@ -67,6 +69,7 @@ pub enum Partition {
     /// LP `i` goes to worker `i % threads`.
     RoundRobin,
     /// LP `i` goes to worker `map[i]` (one entry per LP, each below the thread count).
+    #[cfg_attr(feature = "clap", value(skip))]
     Map(Vec<usize>),
 }
 

@@ -28,44 +28,42 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 
 use anyhow::{Result, anyhow, bail};
-use clap::CommandFactory;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 
-use crate::cli::{Cli, Command, CommonArgs, KernelKind, ModelCmd};
-use crate::run::Outcome;
+use crate::cli::{KernelKind, Parsed};
+use crate::run::{Outcome, Scenario};
 
-/// Parses `warpsim run <model> <flags>` (with `--config` files expanded) into a model command.
+/// Parses `run <model> <flags>` of `app` (with `--config` files expanded) into a scenario.
 ///
 /// # Errors
 ///
-/// clap's first error line (an unknown flag, a bad value), as `warpsim` itself reports it.
-pub(crate) fn parse_model(model: &str, flags: &[String]) -> Result<ModelCmd> {
-    let mut args: Vec<OsString> = vec!["warpsim".into(), "run".into(), model.into()];
+/// clap's first error line (an unknown flag, a bad value), as the command line reports it.
+pub(crate) fn parse_model(
+    app: &crate::App,
+    model: &str,
+    flags: &[String],
+) -> Result<Box<dyn Scenario>> {
+    let mut args: Vec<OsString> = vec![app.program().into(), "run".into(), model.into()];
     args.extend(flags.iter().map(OsString::from));
-    let args = crate::config::expand(args)?;
-    match crate::cli::parse(args) {
-        Ok(Cli {
-            command: Command::Run(run),
-        }) => Ok(run.model),
-        Ok(_) => bail!("internal: `run` did not parse as a run"),
+    let args = crate::config::expand(app, args)?;
+    match crate::cli::parse(app, args) {
+        Ok(Parsed::Run(scenario)) => Ok(scenario),
+        Ok(Parsed::Other(_)) => bail!("internal: `run` did not parse as a run"),
         Err(error) => bail!("{}", crate::text::clap_message(&error)),
     }
 }
 
-/// The long flags of `warpsim run <model>`, or an error naming the known models.
-pub(crate) fn model_flags(model: &str) -> Result<Vec<String>> {
-    let cli = Cli::command();
-    let run = cli
-        .find_subcommand("run")
-        .ok_or_else(|| anyhow!("internal: no run command"))?;
-    match run.find_subcommand(model) {
-        Some(command) => Ok(command
+/// The long flags of `run <model>`, or an error naming the known models.
+pub(crate) fn model_flags(app: &crate::App, model: &str) -> Result<Vec<String>> {
+    match app.entry(model) {
+        Some(entry) => Ok(entry
+            .command()
             .get_arguments()
             .filter_map(|arg| arg.get_long().map(str::to_string))
             .collect()),
         None => {
-            let models: Vec<&str> = run.get_subcommands().map(|c| c.get_name()).collect();
+            let models: Vec<&str> = app.entries().map(|entry| entry.name()).collect();
             bail!("unknown model `{model}` (models: {})", models.join(", "))
         }
     }
@@ -175,13 +173,16 @@ pub(crate) fn numeric_metrics(outcome: &Outcome) -> Vec<(String, f64)> {
     model
 }
 
-/// How many runs of a scenario with these flags may go at once: as many as rayon has threads
-/// for the sequential kernel (one thread per run), but for Time Warp at most `cores /
+/// How many runs of a scenario may go at once: as many as rayon has threads for the
+/// sequential kernel (and the game-loop demos) (one thread per run), but for Time Warp at most `cores /
 /// threads` (at least one). Time Warp runs that share cores corrupt each other's timings and
 /// its workers would only take turns, so a sweep or replications of Time Warp runs never
 /// oversubscribe the machine.
-pub(crate) fn runs_at_once(common: &CommonArgs) -> usize {
+pub(crate) fn runs_at_once(scenario: &dyn Scenario) -> usize {
     let pool = rayon::current_num_threads();
+    let Some(common) = scenario.kernel_args() else {
+        return pool;
+    };
     match common.kernel {
         KernelKind::Sequential => pool,
         KernelKind::Timewarp | KernelKind::Mpi => {

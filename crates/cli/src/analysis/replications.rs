@@ -35,7 +35,7 @@ pub(crate) fn replicate(
     bar: &RunsBar,
 ) -> Result<Vec<Outcome>> {
     let results: Vec<Result<Outcome>> =
-        super::with_runs_at_once(super::runs_at_once(scenario.common()), || {
+        super::with_runs_at_once(super::runs_at_once(scenario), || {
             seeds
                 .par_iter()
                 .enumerate()
@@ -152,7 +152,7 @@ pub(crate) fn execute(scenario: &dyn Scenario, replications: u32) -> Result<()> 
     let outcomes = outcomes?;
     let summaries = summarise(&outcomes);
     let mut text = String::new();
-    if scenario.common().json {
+    if scenario.run_args().json {
         let mut object = Map::new();
         object.insert("model".into(), Value::from(scenario.name()));
         object.insert("replications".into(), Value::from(replications));
@@ -185,7 +185,7 @@ pub(crate) fn execute(scenario: &dyn Scenario, replications: u32) -> Result<()> 
             text,
             "{replications} replications, seeds derive_seed({base}, 0..{replications}), \
              {} at a time, {:.3} s",
-            super::runs_at_once(scenario.common()).min(replications as usize),
+            super::runs_at_once(scenario).min(replications as usize),
             started.elapsed().as_secs_f64()
         )?;
         text.push_str(&table(&summaries));

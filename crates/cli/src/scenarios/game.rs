@@ -1,10 +1,11 @@
 //! `warpsim run torches` and `warpsim run warlock`: the game-loop demos. They run on the
-//! timer manager (`warpsim-timers`), not on a simulation kernel, so `--kernel` must stay
-//! `sequential` (the default) and the report's event count is the number of callbacks fired.
+//! timer manager (`warpsim-timers`), not on a simulation kernel, so they take no kernel flags
+//! (`--kernel`, `--threads`, … are refused as unknown) and the report's event count is the
+//! number of callbacks fired.
 
 use std::fmt::Write;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use clap::Args;
 use serde_json::{Map, Value};
 use warpsim_core::Report;
@@ -12,20 +13,10 @@ use warpsim_core::StopReason;
 use warpsim_models::game::torches::{self, TimeSlice, TorchesParams};
 use warpsim_models::game::warlock::{self, RegenCurve, WarlockParams};
 
-use crate::cli::{CommonArgs, KernelKind};
+use crate::cli::RunArgs;
 use crate::files::FileSet;
 use crate::limits::Demand;
 use crate::run::{Outcome, Scenario};
-
-/// The demos run on the timer manager; refuse kernel choices that would be ignored.
-fn check_kernel(common: &CommonArgs, model: &str) -> Result<()> {
-    if common.kernel != KernelKind::Sequential {
-        bail!(
-            "{model} runs on the game-loop timer manager, not on a simulation kernel; drop --kernel"
-        );
-    }
-    Ok(())
-}
 
 /// A report for a run that used no kernel: `events` callbacks fired in `wall` seconds.
 fn timers_report(seed: u64, events: u64, end_time: f64, wall: f64) -> Report {
@@ -85,7 +76,7 @@ pub(crate) struct TorchesArgs {
     #[arg(long)]
     pub(crate) budget: Option<u32>,
     #[command(flatten)]
-    pub(crate) common: CommonArgs,
+    pub(crate) run: RunArgs,
 }
 
 impl TorchesArgs {
@@ -108,12 +99,12 @@ impl TorchesArgs {
 }
 
 impl Scenario for TorchesArgs {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "torches"
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.common
+    fn run_args(&self) -> &RunArgs {
+        &self.run
     }
 
     fn default_seed(&self) -> u64 {
@@ -132,14 +123,13 @@ impl Scenario for TorchesArgs {
     }
 
     fn validate(&self) -> Result<()> {
-        check_kernel(&self.common, "torches")?;
         TorchesArgs::params(self, 0)
             .validate()
             .map_err(|error| anyhow!(error))
     }
 
     fn files(&self) -> FileSet {
-        FileSet::with_config(self.common.config.as_ref())
+        FileSet::with_config(self.run.config.as_ref())
     }
 
     fn demands(&self) -> Vec<Demand> {
@@ -269,7 +259,7 @@ pub(crate) struct WarlockArgs {
     #[arg(long, default_value_t = 5.0)]
     pub(crate) start_mana: f64,
     #[command(flatten)]
-    pub(crate) common: CommonArgs,
+    pub(crate) run: RunArgs,
 }
 
 impl WarlockArgs {
@@ -285,12 +275,12 @@ impl WarlockArgs {
 }
 
 impl Scenario for WarlockArgs {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "warlock"
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.common
+    fn run_args(&self) -> &RunArgs {
+        &self.run
     }
 
     fn default_seed(&self) -> u64 {
@@ -312,12 +302,11 @@ impl Scenario for WarlockArgs {
     }
 
     fn validate(&self) -> Result<()> {
-        check_kernel(&self.common, "warlock")?;
         self.params()?.validate().map_err(|error| anyhow!(error))
     }
 
     fn files(&self) -> FileSet {
-        FileSet::with_config(self.common.config.as_ref())
+        FileSet::with_config(self.run.config.as_ref())
     }
 
     fn run_once(&self, seed: u64, _primary: bool) -> Result<Outcome> {

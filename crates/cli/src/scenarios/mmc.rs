@@ -7,7 +7,7 @@ use clap::Args;
 use serde_json::{Map, Value};
 use warpsim_models::mmc::{MmcParams, MmcSummary, erlang_c};
 
-use crate::cli::CommonArgs;
+use crate::cli::{KernelArgs, RunArgs};
 use crate::files::FileSet;
 use crate::limits::{Demand, vec_bytes};
 use crate::run::{Outcome, Scenario, run_config, run_on_kernel};
@@ -34,7 +34,9 @@ pub(crate) struct MmcArgs {
     #[arg(long, default_value_t = 0)]
     pub(crate) warmup: u64,
     #[command(flatten)]
-    pub(crate) common: CommonArgs,
+    pub(crate) kernel: KernelArgs,
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
 }
 
 impl MmcArgs {
@@ -54,12 +56,16 @@ impl MmcArgs {
 }
 
 impl Scenario for MmcArgs {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "mmc"
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.common
+    fn run_args(&self) -> &RunArgs {
+        &self.run
+    }
+
+    fn kernel_args(&self) -> Option<&KernelArgs> {
+        Some(&self.kernel)
     }
 
     fn default_seed(&self) -> u64 {
@@ -90,7 +96,7 @@ impl Scenario for MmcArgs {
     }
 
     fn files(&self) -> FileSet {
-        FileSet::with_config(self.common.config.as_ref())
+        FileSet::with_config(self.run.config.as_ref())
     }
 
     fn demands(&self) -> Vec<Demand> {
@@ -116,12 +122,12 @@ impl Scenario for MmcArgs {
     fn run_once(&self, seed: u64, primary: bool) -> Result<Outcome> {
         let params = MmcArgs::params(self);
         let lps = params.build()?;
-        let config = run_config(&self.common, seed, f64::INFINITY);
+        let config = run_config(&self.kernel, seed, f64::INFINITY);
         let mut summary: Option<MmcSummary> = None;
         let mut sink = |committed: warpsim_core::Committed<MmcSummary>| {
             summary = Some(committed.output);
         };
-        let run = run_on_kernel(&self.common, config, lps, &mut sink, primary);
+        let run = run_on_kernel(&self.kernel, config, lps, &mut sink, primary);
         let mut outcome = Outcome::from_result(run);
         let theory = erlang_c(params.arrival_rate, params.service_rate, params.servers);
         let mut metrics = Map::new();

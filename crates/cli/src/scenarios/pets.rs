@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use serde_json::{Map, Value};
 use warpsim_core::{LogicalProcess, Report, StopReason};
 use warpsim_models::pets::{
@@ -13,70 +13,10 @@ use warpsim_models::pets::{
 };
 
 use crate::analysis::plots;
-use crate::cli::CommonArgs;
+use crate::cli::{KernelArgs, RunArgs};
 use crate::files::FileSet;
 use crate::limits::{Demand, event_bytes, vec_bytes};
 use crate::run::{Outcome, Scenario, run_config, run_on_kernel};
-
-/// The simulation style, as a clap value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum StyleArg {
-    /// Fixed time increments (the article's first version).
-    Step,
-    /// Event-time jumps (the article's second version; an approximation of `step`).
-    Jump,
-    /// Event priority queue with random durations (the article's third version), on a kernel.
-    Events,
-}
-
-impl From<StyleArg> for Style {
-    fn from(style: StyleArg) -> Style {
-        match style {
-            StyleArg::Step => Style::Step,
-            StyleArg::Jump => Style::Jump,
-            StyleArg::Events => Style::Events,
-        }
-    }
-}
-
-/// The duration distribution, as a clap value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum SemanticsArg {
-    Corrected,
-    Article,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum BreakdownsArg {
-    PerRoll,
-    PerWorkingTime,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum DurationsArg {
-    /// max(0, m + N(0,1)·m/4), the article's choice.
-    Normal,
-    /// Exactly the mean.
-    Constant,
-    /// Exponential with the given mean.
-    Exponential,
-    /// Log-normal, standard deviation mean/4.
-    Lognormal,
-    /// Uniform, standard deviation mean/4.
-    Uniform,
-}
-
-impl From<DurationsArg> for Durations {
-    fn from(durations: DurationsArg) -> Durations {
-        match durations {
-            DurationsArg::Normal => Durations::Normal,
-            DurationsArg::Constant => Durations::Constant,
-            DurationsArg::Exponential => Durations::Exponential,
-            DurationsArg::Lognormal => Durations::Lognormal,
-            DurationsArg::Uniform => Durations::Uniform,
-        }
-    }
-}
 
 /// The feeding-pets flags; defaults are the article's scenario.
 #[derive(Debug, Clone, Args)]
@@ -97,12 +37,13 @@ pub(crate) struct PetsArgs {
     #[arg(long, default_value_t = 15.0, allow_negative_numbers = true)]
     pub(crate) processing_time: f64,
     /// Simulation style: step, jump or events.
-    #[arg(long, value_enum, default_value_t = StyleArg::Events)]
-    pub(crate) style: StyleArg,
-    /// Duration distribution (events style; step and jump use fixed durations) [default:
-    /// normal for events, constant otherwise].
-    #[arg(long, value_enum)]
-    pub(crate) durations: Option<DurationsArg>,
+    #[arg(long, value_enum, hide_possible_values = true, default_value_t = Style::Events)]
+    pub(crate) style: Style,
+    /// Duration distribution: normal, constant, exponential, lognormal or uniform (events
+    /// style; step and jump use fixed durations) [default: normal for events, constant
+    /// otherwise].
+    #[arg(long, value_enum, hide_possible_values = true)]
+    pub(crate) durations: Option<Durations>,
     /// Stop at this simulated time (default: when every pet is fed); percentiles not reached
     /// by then are reported as not reached.
     #[arg(long, allow_negative_numbers = true)]
@@ -110,25 +51,27 @@ pub(crate) struct PetsArgs {
     /// `corrected` (the model the article describes) or `article` (its Go code exactly: the
     /// step/jump roll loop that ends early after each breakdown; in the events style, meals
     /// for pets that do not exist and durations truncated to whole units).
-    #[arg(long, value_enum, default_value_t = SemanticsArg::Corrected)]
-    pub(crate) semantics: SemanticsArg,
+    #[arg(long, value_enum, hide_possible_values = true, default_value_t = Semantics::Corrected)]
+    pub(crate) semantics: Semantics,
     /// `per-roll` (the article: each feeder rolls at every step, jump or event) or
     /// `per-working-time` (a feeding feeder breaks at a rate per unit of work, so more feeders
     /// never make each one break more often).
-    #[arg(long, value_enum, default_value_t = BreakdownsArg::PerRoll)]
-    pub(crate) breakdowns: BreakdownsArg,
+    #[arg(long, value_enum, hide_possible_values = true, default_value_t = Breakdowns::PerRoll)]
+    pub(crate) breakdowns: Breakdowns,
     /// Write the completion curve (fraction fed against time, percentiles marked) as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub(crate) plot: Option<PathBuf>,
     #[command(flatten)]
-    pub(crate) common: CommonArgs,
+    pub(crate) kernel: KernelArgs,
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
 }
 
 impl PetsArgs {
     fn params(&self) -> PetsParams {
-        let style = Style::from(self.style);
+        let style = self.style;
         let durations = match (self.durations, style) {
-            (Some(durations), _) => durations.into(),
+            (Some(durations), _) => durations,
             (None, Style::Events) => Durations::Normal,
             (None, _) => Durations::Constant,
         };
@@ -141,14 +84,8 @@ impl PetsArgs {
             style,
             durations,
             end: self.end.unwrap_or(f64::INFINITY),
-            semantics: match self.semantics {
-                SemanticsArg::Corrected => Semantics::Corrected,
-                SemanticsArg::Article => Semantics::Article,
-            },
-            breakdowns: match self.breakdowns {
-                BreakdownsArg::PerRoll => Breakdowns::PerRoll,
-                BreakdownsArg::PerWorkingTime => Breakdowns::PerWorkingTime,
-            },
+            semantics: self.semantics,
+            breakdowns: self.breakdowns,
         }
     }
 }
@@ -199,12 +136,16 @@ fn result_text(params: &PetsParams, result: &PetsResult) -> String {
 }
 
 impl Scenario for PetsArgs {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "pets"
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.common
+    fn run_args(&self) -> &RunArgs {
+        &self.run
+    }
+
+    fn kernel_args(&self) -> Option<&KernelArgs> {
+        Some(&self.kernel)
     }
 
     fn default_seed(&self) -> u64 {
@@ -239,7 +180,7 @@ impl Scenario for PetsArgs {
     }
 
     fn files(&self) -> FileSet {
-        FileSet::with_config(self.common.config.as_ref()).output("--plot", self.plot.as_ref())
+        FileSet::with_config(self.run.config.as_ref()).output("--plot", self.plot.as_ref())
     }
 
     fn demands(&self) -> Vec<Demand> {
@@ -270,9 +211,9 @@ impl Scenario for PetsArgs {
             Style::Events => {
                 let lps = params.build()?;
                 // Pets run until every pet is fed, unless an end time is given.
-                let config = run_config(&self.common, seed, params.end);
+                let config = run_config(&self.kernel, seed, params.end);
                 let mut outputs = Vec::new();
-                let run = run_on_kernel(&self.common, config, lps, &mut outputs, primary);
+                let run = run_on_kernel(&self.kernel, config, lps, &mut outputs, primary);
                 let outcome = Outcome::from_result(run);
                 let result = PetsResult::from_milestones(
                     params.tasks,
@@ -283,7 +224,7 @@ impl Scenario for PetsArgs {
             }
             Style::Step | Style::Jump => {
                 let started = Instant::now();
-                let result = params.run_loop(seed, self.common.max_events)?;
+                let result = params.run_loop(seed, self.kernel.max_events)?;
                 let mut report = Report::new(
                     if params.style == Style::Step {
                         "none (step loop)"
@@ -299,7 +240,7 @@ impl Scenario for PetsArgs {
                 report.stop_reason = if result.complete {
                     StopReason::Drained
                 } else if self
-                    .common
+                    .kernel
                     .max_events
                     .is_some_and(|limit| result.events >= limit)
                 {

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow, bail};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use plotters::prelude::*;
 use serde_json::{Value, json};
 use warpsim_models::sharks::{
@@ -13,28 +13,10 @@ use warpsim_models::sharks::{
     Tally, compare_deaths, oracle, write_deaths, write_population,
 };
 
-use crate::cli::CommonArgs;
+use crate::cli::{KernelArgs, RunArgs};
 use crate::files::{FileSet, write_text};
 use crate::limits::{Demand, lp_bytes, vec_bytes};
 use crate::run::{Outcome, Scenario, run_config, run_on_kernel};
-
-/// How withdrawals are done, as a clap value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum CancelArg {
-    /// The paper's application-level "ignore that arrival" messages.
-    App,
-    /// warpsim's kernel cancel (`ctx.cancel(handle)`).
-    Kernel,
-}
-
-impl From<CancelArg> for CancelStyle {
-    fn from(cancel: CancelArg) -> CancelStyle {
-        match cancel {
-            CancelArg::App => CancelStyle::App,
-            CancelArg::Kernel => CancelStyle::Kernel,
-        }
-    }
-}
 
 /// `W` or `WxH`.
 fn parse_world(text: &str) -> std::result::Result<(f64, f64), String> {
@@ -97,8 +79,8 @@ pub(crate) struct SharksArgs {
     #[arg(long, default_value_t = 2000.0, allow_negative_numbers = true)]
     pub(crate) end: f64,
     /// How a sector withdraws the arrival of a fish that died first.
-    #[arg(long, value_enum, default_value_t = CancelArg::App)]
-    pub(crate) cancel: CancelArg,
+    #[arg(long, value_enum, default_value_t = CancelStyle::App)]
+    pub(crate) cancel: CancelStyle,
     /// Busy-work iterations per event (the paper's delay loops, to raise granularity).
     #[arg(long, default_value_t = 0)]
     pub(crate) work: u32,
@@ -119,7 +101,9 @@ pub(crate) struct SharksArgs {
     #[arg(long)]
     pub(crate) verify: bool,
     #[command(flatten)]
-    pub(crate) common: CommonArgs,
+    pub(crate) kernel: KernelArgs,
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
 }
 
 impl SharksArgs {
@@ -130,7 +114,7 @@ impl SharksArgs {
             sectors_x: self.sectors.0,
             sectors_y: self.sectors.1,
             end: self.end,
-            cancel: self.cancel.into(),
+            cancel: self.cancel,
             work: self.work,
         }
     }
@@ -164,12 +148,16 @@ impl SharksArgs {
 }
 
 impl Scenario for SharksArgs {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "sharks"
     }
 
-    fn common(&self) -> &CommonArgs {
-        &self.common
+    fn run_args(&self) -> &RunArgs {
+        &self.run
+    }
+
+    fn kernel_args(&self) -> Option<&KernelArgs> {
+        Some(&self.kernel)
     }
 
     fn default_seed(&self) -> u64 {
@@ -203,8 +191,8 @@ impl Scenario for SharksArgs {
             self.sectors.1,
             self.end,
             match self.cancel {
-                CancelArg::App => "app",
-                CancelArg::Kernel => "kernel",
+                CancelStyle::App => "app",
+                CancelStyle::Kernel => "kernel",
             },
             self.work
         )
@@ -239,7 +227,7 @@ impl Scenario for SharksArgs {
     }
 
     fn files(&self) -> FileSet {
-        FileSet::with_config(self.common.config.as_ref())
+        FileSet::with_config(self.run.config.as_ref())
             .input("--population", self.population.as_ref())
             .output("--dump-population", self.dump_population.as_ref())
             .output("--deaths", self.deaths.as_ref())
@@ -275,9 +263,9 @@ impl Scenario for SharksArgs {
             write_text(path, &write_population(&creatures))?;
         }
         let lps = params.build(&creatures)?;
-        let config = run_config(&self.common, seed, params.kernel_end_time());
+        let config = run_config(&self.kernel, seed, params.kernel_end_time());
         let mut tally = Tally::default();
-        let result = run_on_kernel(&self.common, config, lps, &mut tally, primary);
+        let result = run_on_kernel(&self.kernel, config, lps, &mut tally, primary);
         let mut outcome = Outcome::from_result(result);
         let deaths = tally.sorted_deaths();
         describe(&params, &creatures, &tally, &deaths, &mut outcome);
@@ -510,8 +498,11 @@ fn draw_world(
         .count();
     let sharks: Vec<&Creature> = creatures.iter().filter(|c| c.kind == Kind::Shark).collect();
 
-    let root = SVGBackend::with_string(svg, size).into_drawing_area();
+    // The legend gets a strip of its own under the world, clear of the creatures.
+    let legend_strip = 34;
+    let root = SVGBackend::with_string(svg, (size.0, size.1 + legend_strip)).into_drawing_area();
     root.fill(&WHITE).map_err(drawing)?;
+    let (world_area, legend_area) = root.split_vertically(size.1);
     let title = format!(
         "Sharks World at t = {}: {} sharks, {live_fish} live fish, {} eaten (x){}",
         params.end,
@@ -523,7 +514,7 @@ fn draw_world(
             ""
         }
     );
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(&world_area)
         .caption(title, ("sans-serif", 16))
         .margin(12)
         .x_label_area_size(30)
@@ -533,6 +524,8 @@ fn draw_world(
     chart
         .configure_mesh()
         .disable_mesh()
+        .x_label_formatter(&|x| crate::analysis::plots::tick_text(*x))
+        .y_label_formatter(&|y| crate::analysis::plots::tick_text(*y))
         .draw()
         .map_err(drawing)?;
 
@@ -607,9 +600,7 @@ fn draw_world(
                 shark_colour.filled(),
             )
         }))
-        .map_err(drawing)?
-        .label("shark")
-        .legend(move |(x, y)| Circle::new((x, y), 3, shark_colour.filled()));
+        .map_err(drawing)?;
     let fish_colour = RGBColor(0, 114, 178);
     chart
         .draw_series(
@@ -620,9 +611,7 @@ fn draw_world(
                     Circle::new(wrap(fish.position_at(params.end)), 2, fish_colour.filled())
                 }),
         )
-        .map_err(drawing)?
-        .label("live fish")
-        .legend(move |(x, y)| Circle::new((x, y), 2, fish_colour.filled()));
+        .map_err(drawing)?;
     let dead_colour = RGBColor(90, 90, 90);
     chart
         .draw_series(creatures.iter().filter_map(|c| {
@@ -633,14 +622,26 @@ fn draw_world(
                 dead_colour.stroke_width(1),
             ))
         }))
-        .map_err(drawing)?
-        .label("where a fish was eaten")
-        .legend(move |(x, y)| Cross::new((x, y), 3, dead_colour.stroke_width(1)));
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
+        .map_err(drawing)?;
+    let font = ("sans-serif", 12).into_font().color(&BLACK);
+    let y = (legend_strip / 2) as i32;
+    legend_area
+        .draw(&Circle::new((70, y), 3, shark_colour.filled()))
+        .map_err(drawing)?;
+    legend_area
+        .draw(&Text::new("shark", (80, y - 6), font.clone()))
+        .map_err(drawing)?;
+    legend_area
+        .draw(&Circle::new((170, y), 2, fish_colour.filled()))
+        .map_err(drawing)?;
+    legend_area
+        .draw(&Text::new("live fish", (180, y - 6), font.clone()))
+        .map_err(drawing)?;
+    legend_area
+        .draw(&Cross::new((290, y), 3, dead_colour.stroke_width(1)))
+        .map_err(drawing)?;
+    legend_area
+        .draw(&Text::new("where a fish was eaten", (300, y - 6), font))
         .map_err(drawing)?;
     root.present().map_err(drawing)?;
     Ok(())

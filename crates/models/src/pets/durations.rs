@@ -19,6 +19,7 @@ use crate::ParamError;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Durations {
     /// `max(0, m + N(0,1) · m/4)`: the article's choice (standard deviation `m/4`, truncated
     /// at 0, which shifts the mean up by a negligible 3·10⁻⁷ m).

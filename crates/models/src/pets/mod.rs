@@ -94,6 +94,7 @@ use crate::{ParamError, check_range};
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Style {
     /// Fixed time increments (the article's first version): each step lasts `processing_time`,
     /// every healthy feeder feeds one pet, then each healthy feeder breaks with probability
@@ -153,6 +154,7 @@ impl std::fmt::Display for Style {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Semantics {
     /// The model the article describes, where its code slips:
     /// - step and jump: every healthy feeder rolls for breakage once per step or jump;
@@ -201,6 +203,7 @@ impl std::fmt::Display for Semantics {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Breakdowns {
     /// The article's rule: at every roll each feeder breaks with probability `break_chance`.
     /// The step and jump styles roll once per step or jump; the events style rolls for all

@@ -93,6 +93,7 @@ pub use sector::{Death, EventKind, Sector, SectorStats, SharksEvent, SharksOutpu
 /// How a sector withdraws the arrival it sent for a fish that then turned out to die first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum CancelStyle {
     /// The paper's way (TWOS had no cancel primitive): send the next sector a message telling
     /// it to ignore the arrival. One more event per withdrawal.

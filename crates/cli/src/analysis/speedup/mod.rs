@@ -60,8 +60,7 @@ use anyhow::{Result, anyhow, bail};
 use warpsim_core::{CriticalPath, StopReason, TraceHash};
 
 use super::{model_flags, parse_model, take_last};
-use crate::cli::ModelCmd;
-use crate::run::{Outcome, scenario_of, seed_of};
+use crate::run::{Outcome, Scenario, seed_of};
 
 /// `warpsim speedup <model> [flags]`.
 ///
@@ -214,7 +213,7 @@ impl Study {
 /// Bad lists (`--threads 0`, `--repeat 0`, an unknown cancellation or kernel), an unknown
 /// model or flag, a run that fails, a parallel run that commits other events than the
 /// sequential one, or an output file that cannot be written.
-pub(crate) fn run(command: SpeedupCmd) -> Result<()> {
+pub(crate) fn run(app: &crate::App, command: SpeedupCmd) -> Result<()> {
     let mut flags = command.args;
     let threads = take_last(&mut flags, "threads", command.threads)?;
     let repeat = take_last(&mut flags, "repeat", command.repeat)?;
@@ -247,17 +246,28 @@ pub(crate) fn run(command: SpeedupCmd) -> Result<()> {
         );
     }
 
-    model_flags(&command.model)?;
-    let base = parse_model(&command.model, &flags)?;
-    let scenario = scenario_of(&base);
+    model_flags(app, &command.model)?;
+    if app
+        .entry(&command.model)
+        .is_some_and(|entry| !entry.on_kernel())
+    {
+        bail!(
+            "{} runs on no simulation kernel (it is a game-loop demo): speedup compares kernels",
+            command.model
+        );
+    }
+    let base = parse_model(app, &command.model, &flags)?;
+    let scenario: &dyn Scenario = &*base;
     scenario
         .validate()
         .map_err(|error| anyhow!("{}: {error:#}", command.model))?;
-    let common = scenario.common();
-    if common.critical_path.is_some() {
+    if scenario
+        .kernel_args()
+        .is_some_and(|kernel| kernel.critical_path.is_some())
+    {
         bail!("--critical-path: speedup runs the critical-path analysis itself; drop the flag");
     }
-    if common.replications.is_some() {
+    if scenario.run_args().replications.is_some() {
         bail!(
             "--replications: speedup repeats runs with the same seed (--repeat), it does not \
              replicate"
@@ -289,15 +299,15 @@ pub(crate) fn run(command: SpeedupCmd) -> Result<()> {
         })
         .collect();
     // Parse every configuration's command before anything runs.
-    let command_of = |extra: &[String]| -> Result<ModelCmd> {
+    let command_of = |extra: &[String]| -> Result<Box<dyn Scenario>> {
         let mut all = flags.clone();
         all.extend(extra.iter().cloned());
-        parse_model(&command.model, &all)
+        parse_model(app, &command.model, &all)
     };
     let sequential = command_of(&["--kernel=sequential".into()])?;
     let critical_unit = command_of(&["--kernel=sequential".into(), "--critical-path=unit".into()])?;
     let critical_ns = command_of(&["--kernel=sequential".into(), "--critical-path=ns".into()])?;
-    let parallel: Vec<ModelCmd> = configs
+    let parallel: Vec<Box<dyn Scenario>> = configs
         .iter()
         .map(|config| {
             command_of(&[
@@ -318,7 +328,7 @@ pub(crate) fn run(command: SpeedupCmd) -> Result<()> {
     let clock = Instant::now();
     let load_before = load_average();
     let mut runs: Vec<RunRecord> = Vec::new();
-    let run_one = |command: &ModelCmd,
+    let run_one = |command: &dyn Scenario,
                    kind: &'static str,
                    config: Option<usize>,
                    runs: &mut Vec<RunRecord>|
@@ -334,7 +344,7 @@ pub(crate) fn run(command: SpeedupCmd) -> Result<()> {
             None => kind.replace('_', " "),
         };
         let started = clock.elapsed().as_secs_f64();
-        let outcome: Outcome = scenario_of(command)
+        let outcome: Outcome = command
             .run_once(seed, false)
             .map_err(|error| anyhow!("{label} run: {error:#}"))?;
         let finished = clock.elapsed().as_secs_f64();
@@ -367,12 +377,12 @@ pub(crate) fn run(command: SpeedupCmd) -> Result<()> {
     let bar = super::RunsBar::new(((repeat * (1 + configs.len()) + 2) as u64).max(2), "runs");
     if rank == 0 {
         for _ in 0..repeat {
-            run_one(&sequential, "sequential", None, &mut runs)?;
+            run_one(&*sequential, "sequential", None, &mut runs)?;
             bar.tick();
         }
-        run_one(&critical_unit, "critical_path_unit", None, &mut runs)?;
+        run_one(&*critical_unit, "critical_path_unit", None, &mut runs)?;
         bar.tick();
-        run_one(&critical_ns, "critical_path_ns", None, &mut runs)?;
+        run_one(&*critical_ns, "critical_path_ns", None, &mut runs)?;
         bar.tick();
         let lps = runs.first().map_or(1, |run| run.lps as usize);
         if let Some(&too_many) = threads.iter().find(|&&n| n * ranks > lps) {
@@ -389,7 +399,7 @@ pub(crate) fn run(command: SpeedupCmd) -> Result<()> {
     let reference = runs.first().map(|run| (run.trace_hash, run.content_hash));
     for _ in 0..repeat {
         for (index, command) in parallel.iter().enumerate() {
-            run_one(command, kernel.name(), Some(index), &mut runs)?;
+            run_one(&**command, kernel.name(), Some(index), &mut runs)?;
             bar.tick();
             let run = runs.last().expect("just pushed");
             if let Some((reference, reference_content)) = reference

@@ -21,7 +21,7 @@ use super::{
     RunsBar, model_flags, parse_model, runs_at_once, take_last, take_option, with_runs_at_once,
 };
 use crate::limits::Demand;
-use crate::run::{Outcome, scenario_of, seed_of};
+use crate::run::{Outcome, Scenario, seed_of};
 use crate::text::excerpt;
 
 mod axis;
@@ -83,7 +83,7 @@ const POINT_BYTES: u64 = (std::mem::size_of::<PointResult>()
 ///
 /// Bad `--set` specifications, an unknown parameter or model, a grid point clap or the model
 /// refuses, a failed run, or an output file that cannot be written.
-pub(crate) fn run(command: SweepCmd) -> Result<()> {
+pub(crate) fn run(app: &crate::App, command: SweepCmd) -> Result<()> {
     let mut flags = command.args;
     let mut specs = command.set;
     specs.extend(take_option(&mut flags, "set")?);
@@ -97,7 +97,7 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
     y_metrics.extend(take_option(&mut flags, "y")?);
     let model = command.model;
 
-    let known = model_flags(&model)?;
+    let known = model_flags(app, &model)?;
     if specs.is_empty() {
         bail!("sweep needs at least one --set KEY=VALUES (e.g. --set gates=4..20)");
     }
@@ -132,8 +132,8 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
 
     // Parse and check the base and every point before running anything; points are parsed
     // again when they run, so that no grid-sized list of commands is kept.
-    let base = parse_model(&model, &flags)?;
-    let base_scenario = scenario_of(&base);
+    let base = parse_model(app, &model, &flags)?;
+    let base_scenario: &dyn Scenario = &*base;
     base_scenario
         .validate()
         .map_err(|error| anyhow!("{model}: {error:#}"))?;
@@ -143,9 +143,9 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
             "{flag}: a sweep writes no file per run (its outputs are --csv and --plot); drop {flag}"
         );
     }
-    let json = base_scenario.common().json;
+    let json = base_scenario.run_args().json;
     let base_seed = seed_of(base_scenario);
-    let replications = base_scenario.common().replications;
+    let replications = base_scenario.run_args().replications;
     let run_seeds = match replications {
         Some(0) => bail!("--replications must be at least 1 (got 0)"),
         Some(count) => seeds(base_seed, count),
@@ -177,26 +177,26 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
         .outputs
         .extend(plot.iter().map(|path| ("--plot", path.clone())));
     crate::files::check_outputs(&files)?;
-    let point_command = |index: u64| -> Result<crate::cli::ModelCmd> {
+    let point_command = |index: u64| -> Result<Box<dyn Scenario>> {
         let values = grid_point(&axes, index);
         let label = describe(&axes, &values);
         let mut point_flags = flags.clone();
         for (axis, value) in axes.iter().zip(&values) {
             point_flags.push(format!("--{}={value}", axis.key));
         }
-        let command =
-            parse_model(&model, &point_flags).map_err(|e| anyhow!("sweep point {label}: {e}"))?;
-        scenario_of(&command)
+        let command = parse_model(app, &model, &point_flags)
+            .map_err(|e| anyhow!("sweep point {label}: {e}"))?;
+        command
             .validate()
             .map_err(|e| anyhow!("sweep point {label}: {model}: {e:#}"))?;
         Ok(command)
     };
     // Time Warp points (the kernel and threads can be swept too) run no more at once than
     // the cores hold (see `runs_at_once`).
-    let mut at_once = runs_at_once(base_scenario.common());
+    let mut at_once = runs_at_once(base_scenario);
     for index in 0..n_points {
         let command = point_command(index)?;
-        at_once = at_once.min(runs_at_once(scenario_of(&command).common()));
+        at_once = at_once.min(runs_at_once(&*command));
     }
 
     // Points run in parallel, and so do the replications of each (rayon nests), so the pool
@@ -209,7 +209,7 @@ pub(crate) fn run(command: SweepCmd) -> Result<()> {
                 let values = grid_point(&axes, index);
                 let label = describe(&axes, &values);
                 let command = point_command(index)?;
-                let scenario = scenario_of(&command);
+                let scenario: &dyn Scenario = &*command;
                 let outcomes: Vec<Result<Outcome>> = run_seeds
                     .par_iter()
                     .map(|&seed| {
@@ -527,6 +527,7 @@ fn plot_series(axes: &[Axis], points: &[PointResult], shown: &[String]) -> Resul
                 Some(entry) => entry,
                 None => {
                     series.push(Series {
+                        metric: name.clone(),
                         label,
                         points: Vec::new(),
                     });

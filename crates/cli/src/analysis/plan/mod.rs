@@ -33,7 +33,9 @@ use warpsim_models::pets::{CurvePoint, PetsResult};
 use super::replications::{replicate, seeds, show};
 use super::statistics::Summary;
 use super::{RunsBar, parse_model, take_last};
-use crate::run::{scenario_of, seed_of};
+use crate::run::{Scenario, seed_of};
+
+mod target;
 
 /// Replications per probe when `--replications` is not given.
 const DEFAULT_REPLICATIONS: u32 = 20;
@@ -42,11 +44,28 @@ const DEFAULT_REPLICATIONS: u32 = 20;
 const DEFAULT_MAX_GATES: u64 = 4096;
 
 /// `warpsim plan pets --deadline T [--percentile P] [--confidence C] [--max-gates M] [model
-/// flags]`. The plan's flags may come anywhere after the model name.
+/// flags]`, or for any model `plan <model> --search PARAM --metric M --at-most X` (see
+/// [`target`]). The plan's flags may come anywhere after the model name.
 #[derive(Debug, clap::Args)]
 pub(crate) struct PlanCmd {
-    /// The model to plan for (pets).
+    /// The model to plan for.
     pub(crate) model: String,
+    /// Any model: the whole-number parameter to search (its smallest value that meets the
+    /// target is the answer).
+    #[arg(long, value_name = "PARAM")]
+    pub(crate) search: Option<String>,
+    /// Any model: the metric each run is judged by.
+    #[arg(long, value_name = "METRIC")]
+    pub(crate) metric: Option<String>,
+    /// A run meets the target when the metric is at most this.
+    #[arg(long, allow_negative_numbers = true, conflicts_with = "at_least")]
+    pub(crate) at_most: Option<f64>,
+    /// A run meets the target when the metric is at least this.
+    #[arg(long, allow_negative_numbers = true)]
+    pub(crate) at_least: Option<f64>,
+    /// Largest value of the searched parameter to try [default: 4096].
+    #[arg(long)]
+    pub(crate) max: Option<u64>,
     /// The deadline, in simulated time units (e.g. half a day, to feed the pets twice a day).
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) deadline: Option<f64>,
@@ -68,6 +87,44 @@ pub(crate) struct PlanCmd {
     pub(crate) args: Vec<String>,
 }
 
+/// The runs of every probe: `replications` seeds derived from the base seed (the same for
+/// every value tried), of which `needed` must meet the target.
+struct Runs {
+    replications: u32,
+    base_seed: u64,
+    seeds: Vec<u64>,
+    needed: usize,
+}
+
+impl Runs {
+    /// The runs for `scenario`'s `--replications` (default 20) and `confidence`.
+    fn of(scenario: &dyn Scenario, confidence: f64) -> Result<Runs> {
+        let replications = match scenario.run_args().replications {
+            Some(0) => bail!("--replications must be at least 1 (got 0)"),
+            Some(count) => count,
+            None => DEFAULT_REPLICATIONS,
+        };
+        let base_seed = seed_of(scenario);
+        Ok(Runs {
+            replications,
+            base_seed,
+            seeds: seeds(base_seed, replications),
+            needed: ((confidence * f64::from(replications)) - 1e-9)
+                .ceil()
+                .max(1.0) as usize,
+        })
+    }
+}
+
+/// The number a plan flag gives, if any.
+fn number_flag(name: &str, text: Option<String>) -> Result<Option<f64>> {
+    text.map(|text| {
+        text.parse::<f64>()
+            .map_err(|_| anyhow!("--{name}: `{text}` is not a number"))
+    })
+    .transpose()
+}
+
 /// The result of trying one K.
 #[derive(Debug, Clone)]
 struct Probe {
@@ -83,7 +140,8 @@ struct Probe {
 }
 
 /// The search state: what every probe shares, and the probes so far.
-struct Planner {
+struct Planner<'a> {
+    app: &'a crate::App,
     flags: Vec<String>,
     end: f64,
     seeds: Vec<u64>,
@@ -96,7 +154,7 @@ struct Planner {
     probes: BTreeMap<u32, Probe>,
 }
 
-impl Planner {
+impl Planner<'_> {
     /// Runs the replications with `gates` feeders (once: probes are remembered).
     fn evaluate(&mut self, gates: u32) -> Result<Probe> {
         if let Some(probe) = self.probes.get(&gates) {
@@ -105,8 +163,8 @@ impl Planner {
         let mut point_flags = self.flags.clone();
         point_flags.push(format!("--gates={gates}"));
         point_flags.push(format!("--end={:e}", self.end));
-        let command = parse_model("pets", &point_flags)?;
-        let scenario = scenario_of(&command);
+        let command = parse_model(self.app, "pets", &point_flags)?;
+        let scenario: &dyn Scenario = &*command;
         scenario
             .validate()
             .map_err(|error| anyhow!("pets with {gates} feeders: {error:#}"))?;
@@ -199,16 +257,13 @@ fn artifact_warning(params: &Value) -> Option<String> {
 ///
 /// A model other than pets, missing or bad plan settings, bad model flags, a failed run, or no
 /// K up to `--max-gates` meeting the deadline.
-pub(crate) fn run(command: PlanCmd) -> Result<()> {
+pub(crate) fn run(app: &crate::App, mut command: PlanCmd) -> Result<()> {
+    let search = take_last(&mut command.args, "search", command.search.clone())?;
+    if search.is_some() || command.model != "pets" {
+        return target::run(app, command, search);
+    }
     let mut flags = command.args;
-    let parse_number = |name: &str, text: Option<String>| -> Result<Option<f64>> {
-        text.map(|text| {
-            text.parse::<f64>()
-                .map_err(|_| anyhow!("--{name}: `{text}` is not a number"))
-        })
-        .transpose()
-    };
-    let deadline = parse_number(
+    let deadline = number_flag(
         "deadline",
         take_last(
             &mut flags,
@@ -217,7 +272,7 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
         )?,
     )?
     .ok_or_else(|| anyhow!("plan needs --deadline T (in simulated time units)"))?;
-    let percentile = parse_number(
+    let percentile = number_flag(
         "percentile",
         take_last(
             &mut flags,
@@ -226,7 +281,7 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
         )?,
     )?
     .unwrap_or(100.0);
-    let confidence = parse_number(
+    let confidence = number_flag(
         "confidence",
         take_last(
             &mut flags,
@@ -246,12 +301,6 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
     })
     .transpose()?;
 
-    if command.model != "pets" {
-        bail!(
-            "plan supports the pets model (it searches the number of feeders), not `{}`",
-            command.model
-        );
-    }
     if !(deadline.is_finite() && deadline > 0.0) {
         bail!("--deadline must be a positive number (got {deadline})");
     }
@@ -281,8 +330,8 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
     }
     let metric = format!("p{percentile}");
 
-    let base = parse_model("pets", &flags)?;
-    let base_scenario = scenario_of(&base);
+    let base = parse_model(app, "pets", &flags)?;
+    let base_scenario: &dyn Scenario = &*base;
     base_scenario
         .validate()
         .map_err(|error| anyhow!("pets: {error:#}"))?;
@@ -296,21 +345,18 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
         .and_then(Value::as_u64)
         .unwrap_or(DEFAULT_MAX_GATES);
     let max_gates = max_gates.unwrap_or(tasks.clamp(1, DEFAULT_MAX_GATES) as u32);
-    let replications = match base_scenario.common().replications {
-        Some(0) => bail!("--replications must be at least 1 (got 0)"),
-        Some(count) => count,
-        None => DEFAULT_REPLICATIONS,
-    };
-    let base_seed = seed_of(base_scenario);
-    let run_seeds = seeds(base_seed, replications);
-    let needed = ((confidence * f64::from(replications)) - 1e-9)
-        .ceil()
-        .max(1.0) as usize;
+    let Runs {
+        replications,
+        base_seed,
+        seeds: run_seeds,
+        needed,
+    } = Runs::of(base_scenario, confidence)?;
     // Runs stop at the deadline: events at the deadline itself still run (the end is
     // exclusive), so a percentile reached exactly on time counts.
     let end = deadline.next_up();
 
     let mut planner = Planner {
+        app,
         flags,
         end,
         seeds: run_seeds,
@@ -393,7 +439,7 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
          (seeds derive_seed({base_seed}, i)) feed {percentile}% of the pets by time {deadline}"
     );
     let mut text = String::new();
-    if base_scenario.common().json {
+    if base_scenario.run_args().json {
         let mut object = Map::new();
         object.insert("model".into(), Value::from("pets"));
         object.insert("deadline".into(), Value::from(deadline));
@@ -438,7 +484,7 @@ pub(crate) fn run(command: PlanCmd) -> Result<()> {
     }
     // The probes are results even when no K meets the deadline: they are printed first, and
     // that case is then an error line (exit 1), the one exception to "nothing on stdout".
-    if !base_scenario.common().json
+    if !base_scenario.run_args().json
         && let Some(gates) = passed
     {
         match probes.get(&(gates - 1)) {

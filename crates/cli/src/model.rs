@@ -1,0 +1,252 @@
+//! [`Model`]: what a user's model provides to get the whole command line.
+
+use std::fmt::Write as _;
+
+use clap::Args;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use warpsim_core::{Committed, LogicalProcess};
+
+use crate::cli::{KernelArgs, RunArgs};
+use crate::run::{Outcome, Scenario, run_config, run_on_kernel};
+
+/// The error a model's [`Model::build`] or [`Model::validate`] may return: any error type
+/// converts into it with `?`.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The output type of a model's LPs.
+pub type OutputOf<M> = <<M as Model>::Lp as LogicalProcess>::Output;
+
+/// A model the command line can run: a parameter struct that is its own flags.
+///
+/// The parameters are declared once, as a struct deriving `clap::Args` (each field a flag,
+/// with its default and its doc comment as help) and `serde::Serialize` (the `params` of the
+/// JSON output). TOML scenarios (`--config`) use the flag names as keys, and sweeps
+/// (`sweep --set KEY=VALUES`) can vary any of them. The command line adds the kernel, its
+/// knobs, the seed and the output form.
+///
+/// ```
+/// use warpsim_cli::{BoxError, Metrics, Model};
+/// use warpsim_core::{Committed, Ctx, LogicalProcess};
+///
+/// /// A clock that ticks every `period` until `end`.
+/// #[derive(Debug, Clone, clap::Args, serde::Serialize)]
+/// struct Clock {
+///     /// Time between ticks.
+///     #[arg(long, default_value_t = 1.0)]
+///     period: f64,
+///     /// End of simulated time.
+///     #[arg(long, default_value_t = 10.0)]
+///     end: f64,
+/// }
+///
+/// #[derive(Debug, Clone)]
+/// struct Ticker { period: f64 }
+///
+/// impl LogicalProcess for Ticker {
+///     type Event = ();
+///     type Output = f64;
+///     fn init(&mut self, ctx: &mut Ctx<Self>) {
+///         ctx.send(ctx.me(), self.period, ());
+///     }
+///     fn on_event(&mut self, _: (), ctx: &mut Ctx<Self>) {
+///         ctx.emit(ctx.now().as_f64());
+///         ctx.send(ctx.me(), self.period, ());
+///     }
+/// }
+///
+/// impl Model for Clock {
+///     type Lp = Ticker;
+///     fn end_time(&self) -> f64 {
+///         self.end
+///     }
+///     fn build(&self) -> Result<Vec<Ticker>, BoxError> {
+///         if !(self.period > 0.0) {
+///             return Err(format!("period must be positive (got {})", self.period).into());
+///         }
+///         Ok(vec![Ticker { period: self.period }])
+///     }
+///     fn metrics(&self, outputs: &[Committed<f64>]) -> Metrics {
+///         Metrics::new().with("ticks", outputs.len() as f64)
+///     }
+/// }
+/// // fn main() -> std::process::ExitCode { warpsim_cli::App::new().model::<Clock>("clock").main() }
+/// ```
+pub trait Model: Args + Serialize + Clone + std::fmt::Debug + Send + Sync + 'static {
+    /// The model's logical process (one type; an enum for several kinds).
+    type Lp: LogicalProcess<Event: Serialize + DeserializeOwned, Output: Serialize + DeserializeOwned>;
+
+    /// The seed of a run when `--seed` is not given.
+    fn default_seed(&self) -> u64 {
+        1
+    }
+
+    /// One line describing the run, printed above the readable report (by default the
+    /// parameters as `key value` pairs).
+    fn title(&self) -> String {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(fields)) => fields
+                .iter()
+                .map(|(key, value)| format!("{key} {value}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => String::new(),
+        }
+    }
+
+    /// Checks the parameters before any run (nothing by default; [`Model::build`] may also
+    /// refuse them).
+    ///
+    /// # Errors
+    ///
+    /// A message naming the bad parameter; the command line prints it and exits with 1.
+    fn validate(&self) -> Result<(), BoxError> {
+        Ok(())
+    }
+
+    /// The end of simulated time (exclusive; `f64::INFINITY` runs until no event is left).
+    fn end_time(&self) -> f64;
+
+    /// The LPs of one run, in LP-id order.
+    ///
+    /// # Errors
+    ///
+    /// Parameters the model cannot build.
+    fn build(&self) -> Result<Vec<Self::Lp>, BoxError>;
+
+    /// The figures of one run, from its committed outputs (in commit order). Replications
+    /// summarise each of them (mean, standard deviation, confidence interval), sweeps
+    /// tabulate and plot them.
+    fn metrics(&self, outputs: &[Committed<OutputOf<Self>>]) -> Metrics;
+}
+
+/// The named figures of one run, in the order they were set.
+///
+/// ```
+/// let metrics = warpsim_cli::Metrics::new().with("mean_wait", 1.5).with("served", 40.0);
+/// assert_eq!(metrics.get("served"), Some(40.0));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Metrics {
+    values: Vec<(String, f64)>,
+}
+
+impl Metrics {
+    /// No figures yet.
+    pub fn new() -> Metrics {
+        Metrics::default()
+    }
+
+    /// Sets `name` to `value` (a NaN means "not measured": JSON `null`, left out of
+    /// summaries).
+    pub fn set(&mut self, name: impl Into<String>, value: f64) -> &mut Metrics {
+        let name = name.into();
+        match self.values.iter_mut().find(|(known, _)| *known == name) {
+            Some(entry) => entry.1 = value,
+            None => self.values.push((name, value)),
+        }
+        self
+    }
+
+    /// [`Metrics::set`], by value.
+    pub fn with(mut self, name: impl Into<String>, value: f64) -> Metrics {
+        self.set(name, value);
+        self
+    }
+
+    /// The value of `name`, if set.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.values
+            .iter()
+            .find(|(known, _)| known == name)
+            .map(|&(_, value)| value)
+    }
+
+    fn to_json(&self) -> Map<String, Value> {
+        self.values
+            .iter()
+            .map(|(name, value)| {
+                let value = if value.is_finite() {
+                    Value::from(*value)
+                } else {
+                    Value::Null
+                };
+                (name.clone(), value)
+            })
+            .collect()
+    }
+
+    fn to_text(&self) -> String {
+        let mut text = String::new();
+        for (name, value) in &self.values {
+            let _ = writeln!(
+                text,
+                "{name:<17} {}",
+                crate::analysis::replications::show(*value)
+            );
+        }
+        text
+    }
+}
+
+/// A user model's full set of flags: its parameters, the kernel's and the run's.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct UserArgs<M: Model> {
+    #[command(flatten)]
+    pub(crate) params: M,
+    #[command(flatten)]
+    pub(crate) kernel: KernelArgs,
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
+    /// The name the model was registered under.
+    #[arg(skip)]
+    pub(crate) name: String,
+}
+
+impl<M: Model> Scenario for UserArgs<M> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn run_args(&self) -> &RunArgs {
+        &self.run
+    }
+
+    fn kernel_args(&self) -> Option<&KernelArgs> {
+        Some(&self.kernel)
+    }
+
+    fn default_seed(&self) -> u64 {
+        self.params.default_seed()
+    }
+
+    fn title(&self) -> String {
+        format!("{}: {}", self.name, self.params.title())
+    }
+
+    fn params(&self) -> Value {
+        serde_json::to_value(&self.params).unwrap_or(Value::Null)
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        self.params
+            .validate()
+            .map_err(|error| anyhow::anyhow!(error))
+    }
+
+    fn run_once(&self, seed: u64, primary: bool) -> anyhow::Result<Outcome> {
+        let lps = self
+            .params
+            .build()
+            .map_err(|error| anyhow::anyhow!(error))?;
+        let config = run_config(&self.kernel, seed, self.params.end_time());
+        let mut outputs: Vec<Committed<OutputOf<M>>> = Vec::new();
+        let run = run_on_kernel(&self.kernel, config, lps, &mut outputs, primary);
+        let mut outcome = Outcome::from_result(run);
+        let metrics = self.params.metrics(&outputs);
+        outcome.metrics = metrics.to_json();
+        outcome.text = metrics.to_text();
+        Ok(outcome)
+    }
+}
