@@ -29,8 +29,10 @@ use warpsim_core::{Committed, Ctx, FinishCtx, LogicalProcess};
 
 use crate::{ParamError, positive};
 
-/// The bank's parameters (rates per minute); also its command-line flags (`--tellers 4`).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, clap::Args)]
+/// The bank's parameters (rates per minute): declared once, they are also the flags, TOML
+/// keys and JSON `params` of the `bank` command line (`src/bin/bank.rs`); the defaults are
+/// [`BankParams::default`]'s.
+#[derive(Debug, Clone, PartialEq, clap::Args, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BankParams {
     /// Customers arriving per minute (Poisson).
@@ -220,8 +222,8 @@ pub fn summarise(outputs: &[Committed<BranchResult>]) -> BankSummary {
     }
 }
 
-/// The whole `warpsim` command line for the bank (`src/bin/bank_cli.rs`): its parameters are
-/// the flags, its figures the metrics.
+/// The whole command line for the bank (`run`, `sweep`, `--replications`, `--json`,
+/// `--config`, `--kernel`…): these lines and a one-line `main` (`src/bin/bank.rs`).
 impl warpsim_cli::Model for BankParams {
     type Lp = Bank;
     fn end_time(&self) -> f64 {

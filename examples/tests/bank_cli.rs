@@ -1,4 +1,4 @@
-//! The reneging bank's few-line command line (`src/bin/bank_cli.rs`): the library's
+//! The reneging bank's few-line command line (`src/bin/bank.rs`): the library's
 //! numbers through `run`, the kernels agree, and replications and sweeps work.
 
 use std::process::Command;
@@ -8,10 +8,10 @@ use warpsim_core::{Kernel, RunConfig, Sequential};
 use warpsim_examples::bank::{BankParams, summarise};
 
 fn json(args: &[&str]) -> Value {
-    let output = Command::new(env!("CARGO_BIN_EXE_bank_cli"))
+    let output = Command::new(env!("CARGO_BIN_EXE_bank"))
         .args(args)
         .output()
-        .expect("bank_cli runs");
+        .expect("bank runs");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{args:?}: {stderr}");
     serde_json::from_str(&String::from_utf8_lossy(&output.stdout)).expect("one JSON object")
