@@ -29,21 +29,29 @@ use warpsim_core::{Committed, Ctx, FinishCtx, LogicalProcess};
 
 use crate::{ParamError, positive};
 
-/// The bank's parameters (rates per minute).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+/// The bank's parameters (rates per minute): declared once, they are also the flags, TOML
+/// keys and JSON `params` of the `bank` command line (`src/bin/bank.rs`); the defaults are
+/// [`BankParams::default`]'s.
+#[derive(Debug, Clone, PartialEq, clap::Args, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BankParams {
     /// Customers arriving per minute (Poisson).
+    #[arg(long, default_value_t = BankParams::default().arrival_rate)]
     pub arrival_rate: f64,
     /// Tellers.
+    #[arg(long, default_value_t = BankParams::default().tellers)]
     pub tellers: u32,
     /// Mean service time, minutes (exponential).
+    #[arg(long, default_value_t = BankParams::default().mean_service)]
     pub mean_service: f64,
     /// Mean patience, minutes (exponential).
+    #[arg(long, default_value_t = BankParams::default().mean_patience)]
     pub mean_patience: f64,
     /// Independent branches (one LP each).
+    #[arg(long, default_value_t = BankParams::default().branches)]
     pub branches: u32,
     /// Minutes simulated.
+    #[arg(long, default_value_t = BankParams::default().end)]
     pub end: f64,
 }
 
@@ -211,5 +219,20 @@ pub fn summarise(outputs: &[Committed<BranchResult>]) -> BankSummary {
         fraction_reneged: sum(|r| r.reneged as f64) / sum(|r| r.arrived as f64).max(1.0),
         mean_line: sum(|r| r.mean_line) / n,
         utilisation: sum(|r| r.utilisation) / n,
+    }
+}
+
+/// The whole command line for the bank (`run`, `sweep`, `--replications`, `--json`,
+/// `--config`, `--kernel`…): these lines and a one-line `main` (`src/bin/bank.rs`).
+impl warpsim_cli::Model for BankParams {
+    type Lp = Bank;
+    fn end_time(&self) -> f64 {
+        self.end
+    }
+    fn build(&self) -> Result<Vec<Bank>, warpsim_cli::BoxError> {
+        Ok(BankParams::build(self)?)
+    }
+    fn metrics(&self, outputs: &[Committed<BranchResult>]) -> warpsim_cli::Metrics {
+        warpsim_cli::Metrics::of(&summarise(outputs))
     }
 }

@@ -12,8 +12,9 @@
 //!   [`KeyedTimers`](warpsim_core::blocks::KeyedTimers) timeout per router.
 //!
 //! Each module has a `…Params` (serde, with defaults) whose `build` makes the LPs, the model,
-//! and a summary read from the outputs. `cargo run --release -p warpsim-examples --bin bank`
-//! runs replications of the bank.
+//! and a summary read from the outputs. The bank also implements `warpsim_cli::Model`, so
+//! `cargo run --release -p warpsim-examples --bin bank -- run bank --replications 20` has
+//! the whole `warpsim` command line (run, sweep, replications, JSON, TOML, kernels).
 
 #![forbid(unsafe_code)]
 

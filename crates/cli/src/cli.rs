@@ -209,7 +209,8 @@ pub(crate) struct KernelArgs {
 #[command(next_help_heading = "Time Warp (--kernel timewarp)")]
 pub(crate) struct TimewarpArgs {
     /// Worker threads [default: 2]; capped, with a note, at one per LP and 4 per core.
-    #[arg(long, value_name = "N")]
+    // Checked here, so that the error names the flag (the library's names the setting).
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub(crate) threads: Option<usize>,
     /// How undone sends are cancelled.
     #[arg(long, value_enum, default_value_t = Cancellation::Lazy)]
@@ -230,7 +231,7 @@ pub(crate) struct TimewarpArgs {
     #[arg(long, value_enum, default_value_t = Partition::Block)]
     pub(crate) partition: Partition,
     /// Events a thread runs between the GVT rounds it starts.
-    #[arg(long, value_name = "EVENTS", default_value_t = 2048)]
+    #[arg(long, value_name = "EVENTS", default_value_t = 2048, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) gvt_interval: u64,
     /// Move LPs from the busiest thread to the idlest at GVT when the load is uneven
     /// (threads only).

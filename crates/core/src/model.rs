@@ -478,8 +478,16 @@ impl<M: LogicalProcess> Ctx<'_, M> {
     #[inline]
     pub fn send_at(&mut self, to: impl Into<LpId>, at: f64, event: M::Event) -> EventHandle {
         let to = to.into();
-        let placed = self.key_at(at);
-        match self.try_place(to, placed, event) {
+        let placed = if to.get() >= self.n_lps {
+            Err(self.unknown(to))
+        } else {
+            self.key_at(at)
+        };
+        let sent = match placed {
+            Ok((time, age)) => self.place(to, time, age, event),
+            Err(error) => Err(SendError { error, event }),
+        };
+        match sent {
             Ok(handle) => handle,
             Err(refused) => {
                 self.refuse(refused.error);
@@ -535,32 +543,38 @@ impl<M: LogicalProcess> Ctx<'_, M> {
         event: M::Event,
     ) -> Result<EventHandle, SendError<M::Event>> {
         let to = to.into();
-        let placed = self.key_after(delay);
-        self.try_place(to, placed, event)
-    }
-
-    /// Sends `event` to `to` at `placed`, the (time, age) [`Ctx::key_after`] or
-    /// [`Ctx::key_at`] computed (or why it could not).
-    #[inline]
-    fn try_place(
-        &mut self,
-        to: LpId,
-        placed: Result<(Time, u32), SimError>,
-        event: M::Event,
-    ) -> Result<EventHandle, SendError<M::Event>> {
         if to.get() >= self.n_lps {
-            let error = SimError::UnknownLp {
-                lp: self.me,
-                time: self.key.time,
-                dest: to,
-                n_lps: self.n_lps,
-            };
+            let error = self.unknown(to);
             return Err(SendError { error, event });
         }
-        let (time, age) = match placed {
+        let (time, age) = match self.key_after(delay) {
             Ok(time_age) => time_age,
             Err(error) => return Err(SendError { error, event }),
         };
+        self.place(to, time, age, event)
+    }
+
+    /// The error of a send to `to`, which does not exist.
+    fn unknown(&self, to: LpId) -> SimError {
+        SimError::UnknownLp {
+            lp: self.me,
+            time: self.key.time,
+            dest: to,
+            n_lps: self.n_lps,
+        }
+    }
+
+    /// Sends `event` to the existing LP `to` at `(time, age)`: its identity, then into the
+    /// kernel's queue or effect buffer (the common tail of [`Ctx::try_send`] and
+    /// [`Ctx::send_at`]).
+    #[inline(always)]
+    fn place(
+        &mut self,
+        to: LpId,
+        time: Time,
+        age: u32,
+        event: M::Event,
+    ) -> Result<EventHandle, SendError<M::Event>> {
         // The send's causal identity (see `EventKey`): only the event being handled and the
         // send's place among its sends.
         if self.sends == 0 {
