@@ -75,6 +75,22 @@ for spec in "1024 2000" "32768 150" "1048576 5"; do
     echo "mpi, 2 ranks × 1, -w 1:  $(timeout 600 mpirun $OVERSUB -np 2 $BIN run $args --kernel mpi --threads 1 --window 1 | rate)"
 done
 
+# Memory per rank (BENCHMARKS.md, "Memory per rank"): peak RSS of every rank, from GNU time,
+# for a large PHOLD at start-up only (end 0.01: init, placement, workers' records) and for a
+# whole run, on 1, 2 and 3 ranks (3 oversubscribes a 2-core machine).
+command -v /usr/bin/time >/dev/null || sudo_apt=1
+if [ "${sudo_apt:-0}" = 1 ]; then
+    if [ "$(id -u)" = 0 ]; then apt-get install -y time >/dev/null; else sudo apt-get install -y time >/dev/null; fi
+fi
+echo "== peak RSS per rank, PHOLD 2,097,152 LPs, 1 thread per rank"
+for end in 0.01 2; do
+    for ranks in 1 2 3; do
+        rss=$(timeout 600 mpirun $OVERSUB -np "$ranks" /usr/bin/time -f "rss-kb %M" $BIN run phold --lps 2097152 --end $end --seed 7 --kernel mpi --threads 1 --json 2>&1 \
+            | grep -oE "rss-kb [0-9]+" | awk '{printf "%.0f MB ", $2 / 1024}')
+        echo "end $end, $ranks rank(s): $rss"
+    done
+done
+
 if [ "$failures" -gt 0 ]; then
     echo "$failures equivalence run(s) FAILED"
     exit 1

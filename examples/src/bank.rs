@@ -233,11 +233,6 @@ impl warpsim_cli::Model for BankParams {
         Ok(BankParams::build(self)?)
     }
     fn metrics(&self, outputs: &[Committed<BranchResult>]) -> warpsim_cli::Metrics {
-        let s = summarise(outputs);
-        let metrics = warpsim_cli::Metrics::new().with("mean_wait", s.mean_wait);
-        let metrics = metrics.with("fraction_reneged", s.fraction_reneged);
-        metrics
-            .with("mean_line", s.mean_line)
-            .with("utilisation", s.utilisation)
+        warpsim_cli::Metrics::of(&summarise(outputs))
     }
 }

@@ -155,6 +155,40 @@ impl Metrics {
         self
     }
 
+    /// The numeric fields of `value` (a struct deriving `serde::Serialize`), by field name,
+    /// in declaration order: a model's summary struct becomes its metrics in one call.
+    /// Fields that are not numbers are left out.
+    ///
+    /// ```
+    /// #[derive(serde::Serialize)]
+    /// struct Summary { mean_wait: f64, served: u64, label: &'static str }
+    /// let metrics = warpsim_cli::Metrics::of(&Summary { mean_wait: 1.5, served: 40, label: "x" });
+    /// assert_eq!(metrics.get("served"), Some(40.0));
+    /// assert_eq!(metrics.get("label"), None);
+    /// ```
+    pub fn of<T: Serialize>(value: &T) -> Metrics {
+        let mut metrics = Metrics::new();
+        // serde_json keeps keys sorted (no `preserve_order`), so the order is taken from a
+        // serialisation to text, which follows the declaration.
+        if let Ok(text) = serde_json::to_string(value)
+            && let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(&text)
+        {
+            let mut named: Vec<(usize, String, f64)> = fields
+                .iter()
+                .filter_map(|(name, field)| {
+                    let number = field.as_f64()?;
+                    let at = text.find(&format!("\"{name}\":"))?;
+                    Some((at, name.clone(), number))
+                })
+                .collect();
+            named.sort_by_key(|(at, _, _)| *at);
+            for (_, name, number) in named {
+                metrics.set(name, number);
+            }
+        }
+        metrics
+    }
+
     /// The value of `name`, if set.
     pub fn get(&self, name: &str) -> Option<f64> {
         self.values

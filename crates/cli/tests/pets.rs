@@ -104,8 +104,8 @@ fn plot_writes_the_completion_curve() {
     assert!(output.status.success());
     let svg = std::fs::read_to_string(&path).expect("the plot was written");
     assert!(svg.starts_with("<svg"));
-    assert!(svg.contains("fraction of pets fed"));
-    assert!(svg.contains("95% at "));
+    assert!(svg.contains("pets fed (%)"));
+    assert!(svg.contains("95% fed"));
 }
 
 /// Every bad input: a non-zero exit and exactly one line on stderr, never a panic.

@@ -9,14 +9,15 @@
 //! 1 MiB, more than MPI buffers eagerly) to every other rank, in three patterns: everyone
 //! sends at once (pairs sending to each other), and half the ranks send while the other half
 //! already wait in `all_gather` (arrivals during a collective), and the reverse. Each round
-//! also checks that `all_gather` returns the contributions in rank order. At the end every
+//! also checks that `all_gather` returns the contributions in rank order, then `all_reduce`
+//! checks sums and minima. At the end every
 //! rank checks it got every batch, intact and in order. Rank 0 prints `transport ok`; any
 //! failure prints a message and aborts the job with a non-zero code.
 
 use std::time::{Duration, Instant};
 
 use warpsim_mpi::{Mpi, MpiTransport};
-use warpsim_timewarp::cluster::Transport;
+use warpsim_timewarp::cluster::{Reduction, Transport};
 
 /// Batch sizes, sent in this order to every other rank each round.
 const SIZES: [usize; 8] = [0, 1, 100, 0, 70_000, (1 << 20) + 4_321, 3, 2 << 20];
@@ -68,6 +69,29 @@ fn main() {
         .unwrap_or_else(|error| fail(&mpi, &format!("empty all_gather: {error}")));
     if !empty.is_empty() {
         fail(&mpi, "empty all_gather returned values");
+    }
+
+    // All-reduces (the GVT's collectives): sums wrap like `i64`s, minima are word by word,
+    // and batches arriving meanwhile are kept.
+    let rank_word = transport.rank() as u64;
+    let mine = [rank_word.wrapping_neg(), rank_word + 1];
+    let sums = transport
+        .all_reduce(&mine, Reduction::Sum, &mut |from, bytes| {
+            inbox.push((from, bytes))
+        })
+        .unwrap_or_else(|error| fail(&mpi, &format!("all_reduce: {error}")));
+    let total: u64 = (0..ranks as u64).sum();
+    if sums != [total.wrapping_neg(), total + ranks as u64] {
+        fail(&mpi, &format!("all_reduce sum gave {sums:?}"));
+    }
+    let mine = [10 + rank_word, u64::MAX - rank_word];
+    let least = transport
+        .all_reduce(&mine, Reduction::Min, &mut |from, bytes| {
+            inbox.push((from, bytes))
+        })
+        .unwrap_or_else(|error| fail(&mpi, &format!("all_reduce: {error}")));
+    if least != [10, u64::MAX - (ranks as u64 - 1)] {
+        fail(&mpi, &format!("all_reduce min gave {least:?}"));
     }
 
     let expected = ROUNDS * SIZES.len() * (ranks - 1);

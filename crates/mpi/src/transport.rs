@@ -6,18 +6,19 @@
 //! probe has already matched: its sender has posted the send and stays inside `send_all`,
 //! calling MPI, until that send completes, and a matched send and receive always complete
 //! (MPI's progress rule; blocking calls drive all pending operations). Everything else is
-//! nonblocking (`MPI_Isend`, `MPI_Improbe`, `MPI_Iallgather`) and polled with `MPI_Test`,
+//! nonblocking (`MPI_Isend`, `MPI_Improbe`, `MPI_Iallgather`, `MPI_Iallreduce`) and polled
+//! with `MPI_Test`,
 //! and every polling loop also receives every batch that has arrived. So when two ranks send
 //! each other more than MPI can buffer, each drains the other while its own sends wait; a
-//! rank waiting in `all_gather` drains a peer stuck in `send_all` towards it, which then
-//! reaches the same `all_gather` (every rank makes the same sequence of `all_gather` calls).
+//! rank waiting in a collective drains a peer stuck in `send_all` towards it, which then
+//! reaches the same collective (every rank makes the same sequence of collective calls).
 //!
 //! **Order.** Batches carry one tag on one communicator, and MPI never lets a message
 //! overtake an earlier one with the same sender, receiver, tag and communicator — also for
 //! nonblocking sends, matched in the order they were posted. `send_all` posts its sends in
 //! batch order and returns only when all have completed, so the next call's sends come after;
 //! the receiving side matches one message at a time and hands it on at once. Collectives use
-//! their own matching context, so `all_gather` does not disturb the batches.
+//! their own matching context, so `all_gather` and `all_reduce` do not disturb the batches.
 //!
 //! **Buffers.** A request borrows its buffer for an `mpi::request::scope`, and a scope must not
 //! end while one of its requests is pending (rsmpi aborts the process if it does). So every
@@ -33,12 +34,13 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mpi::Threading;
+use mpi::collective::SystemOperation;
 use mpi::environment::Universe;
 use mpi::request::{LocalScope, Request, scope};
 use mpi::topology::{Rank, SimpleCommunicator};
 use mpi::traits::{Communicator, CommunicatorCollectives, Destination, Equivalence, Source};
 use mpi::{Count, Tag};
-use warpsim_timewarp::cluster::{Arrived, Transport, TransportError};
+use warpsim_timewarp::cluster::{Arrived, Reduction, Transport, TransportError};
 
 /// The tag of every data batch. One tag for all keeps MPI's per-pair order (see above).
 const BATCH_TAG: Tag = 17;
@@ -261,6 +263,38 @@ impl Transport for MpiTransport<'_> {
             }
         });
         Ok(all)
+    }
+
+    fn all_reduce(
+        &mut self,
+        mine: &[u64],
+        op: Reduction,
+        arrived: &mut Arrived<'_>,
+    ) -> Result<Vec<u64>, TransportError> {
+        let mut result = vec![0; mine.len()];
+        // `MPI_SUM` on `MPI_UINT64_T` wraps like `Reduction::Sum` (unsigned C arithmetic).
+        let operation = match op {
+            Reduction::Sum => SystemOperation::sum(),
+            Reduction::Min => SystemOperation::min(),
+            other => return Err(failed(format!("no MPI operation for {other:?}"))),
+        };
+        let world = &self.mpi.universe.world();
+        scope(|scope| {
+            let mut request =
+                world.immediate_all_reduce_into(scope, mine, &mut result[..], operation);
+            let mut patience = Patience::new(self.timeout);
+            loop {
+                match request.test() {
+                    Ok(_) => break,
+                    Err(unfinished) => request = unfinished,
+                }
+                let received = receive_pending(world, arrived);
+                if let Err(error) = patience.round(received > 0) {
+                    self.give_up(&error);
+                }
+            }
+        });
+        Ok(result)
     }
 }
 

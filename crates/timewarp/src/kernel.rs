@@ -12,7 +12,7 @@ use warpsim_core::{
 
 use crate::config::TimeWarp;
 use crate::message::key_max;
-use crate::setup::{Crew, Placement, Prepared};
+use crate::setup::{Crew, InitOutputs, Placement, Prepared, initialise};
 use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
 use crate::stats::{ThreadStats, TimeWarpStats};
 use crate::watch::{WATCH_EVERY, Watchdog};
@@ -109,6 +109,23 @@ impl TimeWarp {
             threads,
             gateway: false,
         };
+        let own = lps
+            .into_iter()
+            .enumerate()
+            .map(|(index, model)| (LpId::new(index as u32), model))
+            .collect();
+        let mut outputs_to = InitOutputs::Deliver(&mut *sink);
+        let mut init = initialise(config, n_lps, own, &mut outputs_to);
+        if let Some((_, error)) = init.failure.take() {
+            let mut report = report;
+            report.pending_at_end = init.pending_here();
+            return (fail(error, report), stats);
+        }
+        if let Err(error) = self.check_memory::<M>(init.pending_here()) {
+            let mut report = report;
+            report.pending_at_end = init.pending_here();
+            return (fail(error, report), stats);
+        }
         let Prepared {
             route,
             owned,
@@ -118,14 +135,7 @@ impl TimeWarp {
             receivers,
             transfer,
             finals,
-        } = match self.prepare(lps, Some(&mut *sink), placement) {
-            Ok(prepared) => prepared,
-            Err((error, pending)) => {
-                let mut report = report;
-                report.pending_at_end = pending;
-                return (fail(error, report), stats);
-            }
-        };
+        } = self.prepare(init, n_lps, placement);
         let (to_coordinator, from_workers) = crossbeam_channel::unbounded();
 
         let mut summaries: Vec<Option<Box<Summary>>> = (0..threads).map(|_| None).collect();

@@ -1,6 +1,6 @@
 //! Setting up a run, the same for threads and for the ranks of a distributed run: `init` on
-//! every LP, the memory check, placing the LPs on workers (and ranks), the shared state and
-//! the channels, and starting the workers.
+//! the process's own LPs, the memory check, placing the LPs on workers (and ranks), the
+//! shared state and the channels, and starting the workers.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
@@ -49,39 +49,50 @@ pub(crate) struct Prepared<M: LogicalProcess> {
 }
 
 impl TimeWarp {
-    /// Runs `init`, checks the memory budget and places the LPs (ground rule 1 of
-    /// `cluster`: LP `i` goes to global worker `partition.owner(i, n, ranks × threads)`,
-    /// which lives on rank `worker / threads`). On an error, also says how many events were
-    /// pending (the partial report's `pending_at_end`).
-    pub(crate) fn prepare<M, S>(
+    /// The rank that owns LP `index` of `n_lps` (ground rule 1 of `cluster`: LP `i` goes to
+    /// global worker `partition.owner(i, n, ranks × threads)`, which lives on rank
+    /// `worker / threads`), and the worker there.
+    pub(crate) fn place(&self, index: usize, n_lps: usize, placement: Placement) -> (usize, usize) {
+        let global = self
+            .partition
+            .owner(index, n_lps, placement.threads * placement.ranks);
+        (global / placement.threads, global % placement.threads)
+    }
+
+    /// Places this process's initialised LPs on its workers and builds the route table, the
+    /// shared state and the channels.
+    pub(crate) fn prepare<M>(
         &self,
-        lps: Vec<M>,
-        sink: Option<&mut S>,
+        init: Initialised<M>,
+        n_lps: u32,
         placement: Placement,
-    ) -> Result<Prepared<M>, (SimError, usize)>
+    ) -> Prepared<M>
     where
         M: LogicalProcess,
-        S: OutputSink<M::Output>,
     {
         let Placement {
             rank,
-            ranks,
             threads,
             gateway,
+            ..
         } = placement;
-        let n_lps = u32::try_from(lps.len()).unwrap_or(u32::MAX);
-        let Initialised { states, pending } = initialise(&self.config, n_lps, lps, sink)?;
-        if let Err(error) = self.check_memory::<M>(&pending) {
-            return Err((error, pending.iter().map(Pending::len).sum()));
-        }
-        let mut route: Vec<AtomicU64> = Vec::with_capacity(states.len());
+        let Initialised {
+            ids,
+            states,
+            pending,
+            ..
+        } = init;
+        let mut route: Vec<AtomicU64> = Vec::with_capacity(n_lps as usize);
         let mut owned: Vec<Vec<LpState<M>>> = (0..threads).map(|_| Vec::new()).collect();
-        for (index, ((model, meta), pending)) in states.into_iter().zip(pending).enumerate() {
-            let global = self.partition.owner(index, n_lps as usize, threads * ranks);
-            let (owner, worker) = (global / threads, global % threads);
+        let mut mine = ids.into_iter().zip(states).zip(pending).peekable();
+        for index in 0..n_lps as usize {
+            let (owner, worker) = self.place(index, n_lps as usize, placement);
             if owner == rank {
+                let ((id, (model, meta)), pending) =
+                    mine.next().expect("every own LP was initialised");
+                debug_assert_eq!(id.index(), index);
                 route.push(route_entry(worker as u32, owned[worker].len() as u32));
-                owned[worker].push(LpState::new(LpId::new(index as u32), model, meta, pending));
+                owned[worker].push(LpState::new(id, model, meta, pending));
             } else {
                 route.push(route_entry(threads as u32, owner as u32));
             }
@@ -99,7 +110,7 @@ impl TimeWarp {
         let (senders, receivers) = (0..participants)
             .map(|_| crossbeam_channel::unbounded())
             .unzip();
-        Ok(Prepared {
+        Prepared {
             route,
             owned,
             settings: self.settings(n_lps, threads),
@@ -108,7 +119,7 @@ impl TimeWarp {
             receivers,
             transfer: Mutex::new(Vec::new()),
             finals: Mutex::new(Vec::new()),
-        })
+        }
     }
 }
 
@@ -190,14 +201,10 @@ impl TimeWarp {
     /// Refuses a memory budget smaller than the events pending at the start (see
     /// [`TimeWarp::memory`]). Later the budget only throttles, so the same run always ends
     /// the same way.
-    pub(crate) fn check_memory<M: LogicalProcess>(
-        &self,
-        pending: &[Pending<M::Event>],
-    ) -> Result<(), SimError> {
+    pub(crate) fn check_memory<M: LogicalProcess>(&self, events: usize) -> Result<(), SimError> {
         let Some(budget) = self.memory else {
             return Ok(());
         };
-        let events: usize = pending.iter().map(Pending::len).sum();
         let needed = pending_bytes::<M::Event>(events);
         if needed > budget {
             return Err(SimError::MemoryBudget {
@@ -227,29 +234,41 @@ impl TimeWarp {
     }
 }
 
-/// Runs `init` on every LP, in LP order as on the sequential kernel. Its effects are final:
-/// they are applied straight to the LPs' starting pending sets. Outputs go to `sink` (a
-/// distributed run passes it on one rank only). On an error, also says how many events
-/// were pending when it happened (the partial report's `pending_at_end`, as sequentially).
+/// Where an `init`'s outputs go: straight to the run's sink (threads: every LP is local,
+/// in LP order), or kept for rank 0 to merge with the other ranks' (a distributed run).
+pub(crate) enum InitOutputs<'s, S, O> {
+    Deliver(&'s mut S),
+    Collect(Vec<(LpId, O)>),
+}
+
+/// Runs `init` on this process's own LPs (`own`, in ascending LP order), in LP order as on
+/// the sequential kernel. Its effects are final: those on own LPs are applied straight to
+/// their starting pending sets, those on other ranks' LPs are kept in order for the caller
+/// to ship. Stops at the first failing `init` (or sink): LPs after it are not initialised,
+/// since no kernel runs them.
 pub(crate) fn initialise<M, S>(
     config: &RunConfig,
     n_lps: u32,
-    lps: Vec<M>,
-    mut sink: Option<&mut S>,
-) -> Result<Initialised<M>, (SimError, usize)>
+    own: Vec<(LpId, M)>,
+    outputs_to: &mut InitOutputs<'_, S, M::Output>,
+) -> Initialised<M>
 where
     M: LogicalProcess,
     S: OutputSink<M::Output>,
 {
-    let mut states: Vec<(M, LpMeta)> = Vec::with_capacity(lps.len());
-    // `Pending` keeps an LP's first event inline: a map per LP would allocate a node for
-    // each, hundreds of bytes per LP at the peak of the set-up.
-    let mut pending: Vec<Pending<M::Event>> = (0..lps.len()).map(|_| Pending::default()).collect();
+    let ids: Vec<LpId> = own.iter().map(|(lp, _)| *lp).collect();
+    let mut init = Initialised {
+        states: Vec::with_capacity(own.len()),
+        pending: (0..own.len()).map(|_| Pending::default()).collect(),
+        remote: Vec::new(),
+        nets: Vec::with_capacity(own.len()),
+        failure: None,
+        ids,
+    };
     let mut effects = Vec::new();
     let mut outputs = Vec::new();
     let mut error = None;
-    for (index, mut model) in lps.into_iter().enumerate() {
-        let lp = LpId::new(index as u32);
+    for (lp, mut model) in own {
         let key = EventKey::init(lp);
         let mut meta = LpMeta::new(config.seed, lp);
         let mut ctx = Ctx::<M>::buffered(
@@ -261,61 +280,116 @@ where
             &mut outputs,
             &mut error,
         );
-        let pending_now =
-            |pending: &[Pending<M::Event>]| pending.iter().map(Pending::len).sum::<usize>();
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| model.init(&mut ctx))) {
+            // A panicking init does not commit: its outputs are dropped, but (as on the
+            // sequential kernel) the sends it made before panicking count as pending.
             let message = panic_message(payload.as_ref());
-            let error = SimError::ModelPanic {
+            outputs.clear();
+            init.apply(&mut effects);
+            init.failure = Some((
                 lp,
-                time: key.time,
-                message,
-            };
-            apply_init_effects(&mut pending, &mut effects);
-            return Err((error, pending_now(&pending)));
+                SimError::ModelPanic {
+                    lp,
+                    time: key.time,
+                    message,
+                },
+            ));
+            return init;
         }
-        for output in outputs.drain(..) {
-            if let Some(sink) = sink.as_mut()
-                && let Err(sink_error) = deliver_guarded(&mut **sink, Committed { key, lp, output })
-            {
-                error = Some(sink_error);
-                break;
-            }
-        }
-        if let Some(error) = error.take() {
-            // Like the sequential kernel, which applies a failing init's sends up to the
-            // failure: apply them before counting.
-            apply_init_effects(&mut pending, &mut effects);
-            return Err((error, pending_now(&pending)));
-        }
-        apply_init_effects(&mut pending, &mut effects);
-        states.push((model, meta));
-    }
-    Ok(Initialised { states, pending })
-}
-
-/// Applies what an `init` did to the starting pending sets.
-fn apply_init_effects<E>(pending: &mut [Pending<E>], effects: &mut Vec<Effect<E>>) {
-    for effect in effects.drain(..) {
-        match effect {
-            Effect::Send { key, dest, event } => {
-                // Two sends of one `init` never share a key (see `EventKey`, "Uniqueness"),
-                // and sends of different LPs differ in their source.
-                let _ = pending[dest.index()].insert(key, event);
-            }
-            Effect::Withdraw { dest, key } => {
-                pending[dest.index()].remove(&key);
-            }
-            Effect::Move { dest, from, to } => {
-                if let Some(event) = pending[dest.index()].remove(&from) {
-                    let _ = pending[dest.index()].insert(to, event);
+        match outputs_to {
+            InitOutputs::Deliver(sink) => {
+                for output in outputs.drain(..) {
+                    if let Err(sink_error) =
+                        deliver_guarded(&mut **sink, Committed { key, lp, output })
+                    {
+                        error = Some(sink_error);
+                        break;
+                    }
                 }
+                outputs.clear();
+            }
+            InitOutputs::Collect(kept) => kept.extend(outputs.drain(..).map(|out| (lp, out))),
+        }
+        // Like the sequential kernel, which applies a failing init's sends up to the
+        // failure: apply them before counting.
+        init.apply(&mut effects);
+        if let Some(error) = error.take() {
+            init.failure = Some((lp, error));
+            return init;
+        }
+        init.states.push((model, meta));
+    }
+    init
+}
+
+/// Own LPs after `init`, with their starting pending events, and what `init` did to other
+/// ranks' LPs.
+pub(crate) struct Initialised<M: LogicalProcess> {
+    /// The own LPs, ascending.
+    pub(crate) ids: Vec<LpId>,
+    /// The own LPs' states, as far as `init` succeeded.
+    pub(crate) states: Vec<(M, LpMeta)>,
+    /// Per own LP, its starting pending set.
+    pub(crate) pending: Vec<Pending<M::Event>>,
+    /// Effects on other ranks' LPs, in the order `init` made them.
+    pub(crate) remote: Vec<Effect<M::Event>>,
+    /// Per own LP initialised (the failing one included), how many events its `init` left
+    /// pending anywhere: sends less withdrawals (a withdrawal always finds its event, since
+    /// `Ctx` withdraws only what this LP sent and nothing has run yet).
+    pub(crate) nets: Vec<u64>,
+    /// The first own LP whose `init` (or the sink it fed) failed, and why.
+    pub(crate) failure: Option<(LpId, SimError)>,
+}
+
+impl<M: LogicalProcess> Initialised<M> {
+    /// Where own LP `lp` is in `ids`.
+    pub(crate) fn position(&self, lp: LpId) -> Option<usize> {
+        self.ids.binary_search(&lp).ok()
+    }
+
+    /// Applies one `init`'s effects: to own LPs' pending sets, or kept for their ranks.
+    fn apply(&mut self, effects: &mut Vec<Effect<M::Event>>) {
+        let mut net = 0u64;
+        for effect in effects.drain(..) {
+            match &effect {
+                Effect::Send { .. } => net += 1,
+                Effect::Withdraw { .. } => net = net.saturating_sub(1),
+                Effect::Move { .. } => {}
+            }
+            let dest = match &effect {
+                Effect::Send { dest, .. }
+                | Effect::Withdraw { dest, .. }
+                | Effect::Move { dest, .. } => *dest,
+            };
+            match self.position(dest) {
+                Some(at) => apply_effect(&mut self.pending[at], effect),
+                None => self.remote.push(effect),
             }
         }
+        self.nets.push(net);
+    }
+
+    /// Events pending in this process's own pending sets.
+    pub(crate) fn pending_here(&self) -> usize {
+        self.pending.iter().map(Pending::len).sum()
     }
 }
 
-/// The LPs after `init`, with their starting pending events.
-pub(crate) struct Initialised<M: LogicalProcess> {
-    pub(crate) states: Vec<(M, LpMeta)>,
-    pub(crate) pending: Vec<Pending<M::Event>>,
+/// Applies one effect of an `init` to the pending set of the LP it concerns.
+pub(crate) fn apply_effect<E>(pending: &mut Pending<E>, effect: Effect<E>) {
+    match effect {
+        Effect::Send { key, event, .. } => {
+            // Two sends of one `init` never share a key (see `EventKey`, "Uniqueness"),
+            // and sends of different LPs differ in their source.
+            let _ = pending.insert(key, event);
+        }
+        Effect::Withdraw { key, .. } => {
+            pending.remove(&key);
+        }
+        Effect::Move { from, to, .. } => {
+            if let Some(event) = pending.remove(&from) {
+                let _ = pending.insert(to, event);
+            }
+        }
+    }
 }

@@ -8,7 +8,7 @@ use crossbeam_channel::Sender;
 use serde::de::DeserializeOwned;
 use warpsim_core::{EventKey, LpId, SimError};
 
-use super::wire::{FinalFigures, Packet};
+use super::wire::{FinalFigures, Packet, decode};
 use crate::gvt::{GvtPort, GvtShared};
 use crate::message::{Msg, key_max, route_of};
 
@@ -43,15 +43,16 @@ pub(super) struct Gate<'a, E, O> {
 
 impl<E: DeserializeOwned, O: DeserializeOwned> Gate<'_, E, O> {
     pub(super) fn arrived(&mut self, source: usize, bytes: Vec<u8>) {
-        let packet: Packet<E, O> = match postcard::from_bytes(&bytes) {
-            Ok(packet) => packet,
-            Err(error) => {
-                self.fault.get_or_insert_with(|| {
-                    format!("rank {} sent a packet this rank cannot read ({error}); are all ranks the same build?", source)
-                });
-                return;
+        match decode(source, &bytes) {
+            Ok(packet) => self.handle(source, packet),
+            Err(fault) => {
+                self.fault.get_or_insert(fault);
             }
-        };
+        }
+    }
+
+    /// Handles one packet from `source`.
+    pub(super) fn handle(&mut self, source: usize, packet: Packet<E, O>) {
         match packet {
             Packet::Events { epoch, msgs } => {
                 *self.balance.entry(epoch).or_insert(0) -= 1;
@@ -80,6 +81,11 @@ impl<E: DeserializeOwned, O: DeserializeOwned> Gate<'_, E, O> {
             }
             Packet::Final { summaries, stop } => self.finals[source] = Some((summaries, stop)),
             Packet::Done { error } => self.done = Some(error),
+            Packet::Init { .. } | Packet::Started { .. } => {
+                self.fault.get_or_insert_with(|| {
+                    format!("rank {source} sent a start-up packet after the start")
+                });
+            }
         }
     }
 

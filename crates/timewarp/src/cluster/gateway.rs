@@ -12,7 +12,7 @@ use warpsim_core::{EventKey, LogicalProcess, LpId, OutputSink, Report, RunError,
 
 use super::gate::Gate;
 use super::wire::{KEY_WORDS, Packet, WireSummary, cluster_error, encode, key_words, words_key};
-use super::{IDLE_WAIT, MAX_GAP, Transport};
+use super::{IDLE_WAIT, MAX_GAP, Reduction, Transport};
 use crate::kernel::{assemble, deliver_below, deliver_finish};
 use crate::message::{Msg, key_max, route_of};
 use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
@@ -133,16 +133,12 @@ where
                         .get(&(self.gate.epoch - 1))
                         .copied()
                         .unwrap_or(0);
-                    let stop = self.local_stop();
-                    let mut mine = vec![white as u64];
-                    mine.extend(key_words(stop));
-                    let all = self.gather(&mine)?;
-                    if let Some(key) = smallest_stop(&all, 1 + KEY_WORDS, 1) {
-                        return Ok(Ending::Stopped(key));
+                    let stopped = u64::from(self.local_stop() != key_max());
+                    let sums = self.reduce(&[white as u64, stopped], Reduction::Sum)?;
+                    if sums[1] > 0 {
+                        return Ok(Ending::Stopped(self.smallest_stop()?));
                     }
-                    let in_flight: i64 =
-                        all.chunks(1 + KEY_WORDS).map(|words| words[0] as i64).sum();
-                    if in_flight == 0 {
+                    if sums[0] == 0 {
                         self.gate.balance.remove(&(self.gate.epoch - 1));
                         self.shared.gvt.start();
                         self.wake_workers();
@@ -166,21 +162,14 @@ where
                         // 3d. (A rank whose workers stopped has no local result; its stop
                         // key ends the run anyway.)
                         let local = result.unwrap_or_else(key_max).min(self.gate.red_min);
-                        let mut mine = key_words(local).to_vec();
-                        mine.extend(key_words(self.local_stop()));
-                        let all = self.gather(&mine)?;
-                        if let Some(key) = smallest_stop(&all, 2 * KEY_WORDS, KEY_WORDS) {
-                            return Ok(Ending::Stopped(key));
-                        }
-                        // The scheduler bounds keys by their (time, age) prefix, so a round can
-                        // find a smaller rest of the key than the last one did; the last GVT
-                        // still holds.
-                        let gvt = all
-                            .chunks(2 * KEY_WORDS)
-                            .map(|words| words_key(&words[..KEY_WORDS]))
-                            .min()
-                            .unwrap_or_else(key_max)
-                            .max(self.shared.gvt.current());
+                        let no_stop = u64::from(self.local_stop() == key_max());
+                        let Some(least) = self.least_key(local, no_stop)? else {
+                            return Ok(Ending::Stopped(self.smallest_stop()?));
+                        };
+                        // The scheduler bounds keys by their (time, age) prefix, so a round
+                        // can find a smaller rest of the key than the last one did; the last
+                        // GVT still holds.
+                        let gvt = least.max(self.shared.gvt.current());
                         self.shared.gvt.publish(gvt);
                         self.wake_workers();
                         phase = Phase::Idle;
@@ -247,6 +236,62 @@ where
         } else {
             key_max()
         }
+    }
+
+    /// An all-reduce of `mine` over the ranks (ground rule 3: a GVT round's payload does
+    /// not grow with the number of ranks).
+    fn reduce(&mut self, mine: &[u64], op: Reduction) -> Result<Vec<u64>, SimError> {
+        let gate = &mut self.gate;
+        let all = self
+            .transport
+            .all_reduce(mine, op, &mut |source, bytes| gate.arrived(source, bytes))
+            .map_err(cluster_error)?;
+        self.check_fault()?;
+        Ok(all)
+    }
+
+    /// Ground rule 3d: the smallest of every rank's `local` key, exactly, from all-reduces
+    /// of minima (a key's order is not word by word, while MPI's built-in minimum is; a
+    /// user-defined operation would need `unsafe` or libffi). Level by level: the time, with
+    /// `no_stop` (`None` when some rank has stopped); then `age` and `src` in one word (32
+    /// bits each, so their order is kept) from the ranks still tied; then `sent`; then `id`.
+    /// Four collectives of one or two words each: a round's traffic per rank does not grow
+    /// with the number of ranks. (A word-by-word minimum of whole keys would be a lower
+    /// bound, but a failed event commits only once GVT reaches its exact key, so it can
+    /// stall a run.)
+    fn least_key(&mut self, local: EventKey, no_stop: u64) -> Result<Option<EventKey>, SimError> {
+        let words = key_words(local);
+        let first = self.reduce(&[words[0], no_stop], Reduction::Min)?;
+        if first[1] == 0 {
+            return Ok(None);
+        }
+        let levels = [words[0], (words[1] << 32) | words[2], words[3], words[4]];
+        let mut least = [first[0], 0, 0, 0];
+        let mut tied = levels[0] == least[0];
+        for level in 1..levels.len() {
+            let mine = if tied { levels[level] } else { u64::MAX };
+            least[level] = self.reduce(&[mine], Reduction::Min)?[0];
+            tied &= levels[level] == least[level];
+        }
+        Ok(Some(words_key(&[
+            least[0],
+            least[1] >> 32,
+            least[1] & u64::from(u32::MAX),
+            least[2],
+            least[3],
+        ])))
+    }
+
+    /// Once some rank has stopped (ground rule 4): the smallest stop key of all, exactly.
+    /// An all-gather, made once per run, because a key's order is not word by word.
+    fn smallest_stop(&mut self) -> Result<EventKey, SimError> {
+        let mine = key_words(self.local_stop());
+        let all = self.gather(&mine)?;
+        Ok(all
+            .chunks(KEY_WORDS)
+            .map(words_key)
+            .min()
+            .unwrap_or_else(key_max))
     }
 
     fn gather(&mut self, mine: &[u64]) -> Result<Vec<u64>, SimError> {
@@ -430,26 +475,19 @@ where
         // latest (the clock of `finish` without an end time) rides along.
         let last_commit = self.shared.last_commit.load(Ordering::SeqCst);
         loop {
-            let mine = [self.gate.total_sent, self.gate.total_received, last_commit];
-            let all = self.gather(&mine)?;
-            let sent: u64 = all.chunks(3).map(|words| words[0]).sum();
-            let received: u64 = all.chunks(3).map(|words| words[1]).sum();
-            if sent == received {
-                let latest = all.chunks(3).map(|words| words[2]).max().unwrap_or(0);
-                self.shared.last_commit.fetch_max(latest, Ordering::SeqCst);
+            let mine = [self.gate.total_sent, self.gate.total_received];
+            let sums = self.reduce(&mine, Reduction::Sum)?;
+            if sums[0] == sums[1] {
+                // The run's latest commit (the clock of `finish` without an end time): the
+                // largest of the ranks', as the smallest of their complements.
+                let latest = self.reduce(&[u64::MAX - last_commit], Reduction::Min)?;
+                self.shared
+                    .last_commit
+                    .fetch_max(u64::MAX - latest[0], Ordering::SeqCst);
                 return Ok(());
             }
         }
     }
-}
-
-/// The smallest stop key in an all-gather of `stride` words per rank with the key at
-/// `offset`, if any rank has one.
-fn smallest_stop(all: &[u64], stride: usize, offset: usize) -> Option<EventKey> {
-    all.chunks(stride)
-        .map(|words| words_key(&words[offset..offset + KEY_WORDS]))
-        .min()
-        .filter(|key| *key != key_max())
 }
 
 impl<M, T> Gateway<'_, '_, M, T>

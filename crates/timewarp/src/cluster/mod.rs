@@ -6,8 +6,9 @@
 //! # Ground rules
 //!
 //! 1. **Placement.** LP `i` goes to global worker `partition.owner(i, n, ranks × threads)`,
-//!    which lives on rank `worker / threads`. Every rank runs `init` for every LP (so no
-//!    state is shipped) and keeps its own; only rank 0 delivers `init`'s outputs.
+//!    which lives on rank `worker / threads`. Every rank runs `init` for its own LPs only;
+//!    what those do to other ranks' LPs travels in one packet per rank, and rank 0 delivers
+//!    every `init`'s outputs in LP order (the ground rules of `start.rs`).
 //! 2. **Routing.** A worker sends a message for another rank's LP to the gateway as if it
 //!    were one more worker (index `threads`), so the worker code is unchanged. The gateway
 //!    packs what it has per destination rank into one packet per loop turn and forwards what
@@ -19,25 +20,29 @@
 //!    a. A round starts when a worker asks, when a packet of a newer round arrives, or after
 //!    [`MAX_GAP`]. The rank's colour (epoch) goes up by one; packets carry their epoch.
 //!    `red_min` restarts: the smallest stamp of any packet sent from now on.
-//!    b. *Counting*: all-gather of `sent − received` packets of the previous epoch, repeated
-//!    (while receiving) until the sum is zero. Every rank had changed colour before it
-//!    contributed, so no packet of the old colour is sent any more: zero means none is in
+//!    b. *Counting*: all-reduce (sum) of `sent − received` packets of the previous epoch,
+//!    repeated (while receiving) until the sum is zero. Every rank had changed colour before
+//!    it contributed, so no packet of the old colour is sent any more: zero means none is in
 //!    flight, and each has reached its workers' inboxes.
 //!    c. *Local*: a shared-memory round on the rank (Fujimoto–Hybinette in external mode, the
 //!    gateway one participant; it flushes everything it holds before reporting). Its
 //!    minimum `m` covers every event and message on the rank, including what the gateway
 //!    forwarded before reporting.
-//!    d. *Minimum*: all-gather of `min(m, red_min)` (with `red_min` taken now). A packet in
-//!    flight is of the new colour (b), so its stamp is at least its sender's `red_min`
-//!    if it left before the sender contributed, and at least the sender's `m` after
-//!    (it was caused by an event the local round covered). The minimum over ranks is the
-//!    GVT, identical on every rank, and is published to the workers.
-//! 4. **Stop.** Every all-gather also carries each rank's stop key (a handler error that GVT
-//!    reached, or none). Once any rank reports one, every rank stops at the smallest, so all
-//!    commit exactly the events below it. The rank with the error sends it to rank 0.
+//!    d. *Minimum*: the smallest `min(m, red_min)` over the ranks (with `red_min` taken
+//!    now), exactly, by all-reduces of minima level by level (time, then `age` and `src`,
+//!    then `sent`, then `id`, each from the ranks still tied; `Gateway::least_key`). A
+//!    packet in flight is of the new colour (b), so its stamp is at least its sender's
+//!    `red_min` if it left before the sender contributed, and at least the sender's `m`
+//!    after (it was caused by an event the local round covered). The minimum over ranks is
+//!    the GVT, identical on every rank, and is published to the workers. No step of a round
+//!    moves more than two words per rank, so rounds cost O(log ranks), not O(ranks).
+//! 4. **Stop.** Every round's all-reduces also say whether any rank has a stop key (a
+//!    handler error that GVT reached). Once one has, an all-gather of the stop keys (once
+//!    per run) finds the smallest, and every rank stops there, so all commit exactly the
+//!    events below it. The rank with the error sends it to rank 0.
 //! 5. **End.** When the GVT passes the end time (or nothing is left), every rank's workers
-//!    flush to the gateway, which sends it all; all-gathers of total packets sent and
-//!    received repeat until every packet has landed; then the workers take their inboxes,
+//!    flush to the gateway, which sends it all; all-reduces (sums) of total packets sent
+//!    and received repeat until every packet has landed; then the workers take their inboxes,
 //!    so the events left pending are counted exactly as on one process.
 //! 6. **Outputs** leave the kernel only on rank 0, in key order: every rank sends its
 //!    committed outputs with the bound below which its workers have committed everything;
@@ -46,11 +51,12 @@
 mod gate;
 mod gateway;
 mod loopback;
+mod start;
 mod transport;
 mod wire;
 
 pub use loopback::{Loopback, loopback};
-pub use transport::{Arrived, Transport, TransportError};
+pub use transport::{Arrived, Reduction, Transport, TransportError};
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -68,6 +74,7 @@ use crate::stats::TimeWarpStats;
 use crate::watch::Watchdog;
 use gate::Gate;
 use gateway::Gateway;
+use start::Arrivals;
 use wire::cluster_error;
 
 /// The longest a rank waits between two GVT rounds when no worker asks for one.
@@ -194,13 +201,14 @@ impl TimeWarp {
             threads as u64,
             u64::from(valid.is_ok()),
         ];
-        // A faster rank may already send events while this one waits here: keep them.
-        let mut early = Vec::new();
-        let all =
-            match transport.all_gather(&mine, &mut |source, bytes| early.push((source, bytes))) {
-                Ok(all) => all,
-                Err(error) => return (fail(cluster_error(error), report), stats),
-            };
+        // A faster rank may already send while this one waits here: keep it.
+        let mut arrivals = Arrivals::new(ranks);
+        let all = match transport.all_gather(&mine, &mut |source, bytes| {
+            arrivals.arrived(source, bytes);
+        }) {
+            Ok(all) => all,
+            Err(error) => return (fail(cluster_error(error), report), stats),
+        };
         if let Err(error) = valid {
             return (fail(error, report), stats);
         }
@@ -229,6 +237,14 @@ impl TimeWarp {
             threads,
             gateway: true,
         };
+        let init = match self.start_rank(lps, sink, transport, placement, &mut arrivals) {
+            Ok(init) => init,
+            Err((error, pending)) => {
+                let mut report = report;
+                report.pending_at_end = pending;
+                return (fail(error, report), stats);
+            }
+        };
         let Prepared {
             route,
             owned,
@@ -238,14 +254,7 @@ impl TimeWarp {
             receivers,
             transfer,
             finals,
-        } = match self.prepare(lps, (rank == 0).then_some(&mut *sink), placement) {
-            Ok(prepared) => prepared,
-            Err((error, pending)) => {
-                let mut report = report;
-                report.pending_at_end = pending;
-                return (fail(error, report), stats);
-            }
-        };
+        } = self.prepare(init, n_lps, placement);
         let (to_coordinator, from_workers) = crossbeam_channel::unbounded();
 
         let mut receivers = receivers;
@@ -309,8 +318,8 @@ impl TimeWarp {
                     shared.warnings.clone(),
                 ),
             };
-            for (source, bytes) in early {
-                gateway.gate.arrived(source, bytes);
+            for (source, packet) in arrivals.early {
+                gateway.gate.handle(source, packet);
             }
             gateway.run(sink, report, stats, started)
         });

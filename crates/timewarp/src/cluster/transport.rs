@@ -47,6 +47,60 @@ pub trait Transport {
         mine: &[u64],
         arrived: &mut Arrived<'_>,
     ) -> Result<Vec<u64>, TransportError>;
+
+    /// All-reduce: every rank contributes `mine` (the same length on every rank, in the same
+    /// sequence of collective calls as [`Transport::all_gather`]) and gets the word-by-word
+    /// reduction over all ranks. The kernel's GVT rounds use only this, so what a rank sends
+    /// and receives per round does not grow with the number of ranks (MPI: `MPI_Iallreduce`,
+    /// O(log ranks) steps).
+    ///
+    /// The provided method reduces an [`all_gather`](Transport::all_gather), which is
+    /// correct for any transport but moves O(ranks) words.
+    fn all_reduce(
+        &mut self,
+        mine: &[u64],
+        op: Reduction,
+        arrived: &mut Arrived<'_>,
+    ) -> Result<Vec<u64>, TransportError> {
+        let all = self.all_gather(mine, arrived)?;
+        let mut chunks = all.chunks(mine.len().max(1));
+        let mut result = chunks.next().unwrap_or_default().to_vec();
+        for theirs in chunks {
+            op.fold(&mut result, theirs);
+        }
+        Ok(result)
+    }
+}
+
+/// How an all-reduce combines the ranks' words, word by word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reduction {
+    /// The sum, wrapping (so `i64`s sent as their bit patterns add up correctly).
+    Sum,
+    /// The smallest.
+    Min,
+}
+
+impl Reduction {
+    /// Folds `theirs` into `acc`, word by word.
+    ///
+    /// ```
+    /// use warpsim_timewarp::cluster::Reduction;
+    /// let mut acc = vec![1, 7];
+    /// Reduction::Min.fold(&mut acc, &[3, 2]);
+    /// assert_eq!(acc, [1, 2]);
+    /// Reduction::Sum.fold(&mut acc, &[u64::MAX, 1]); // -1 as a bit pattern
+    /// assert_eq!(acc, [0, 3]);
+    /// ```
+    pub fn fold(self, acc: &mut [u64], theirs: &[u64]) {
+        for (acc, theirs) in acc.iter_mut().zip(theirs) {
+            *acc = match self {
+                Reduction::Sum => acc.wrapping_add(*theirs),
+                Reduction::Min => (*acc).min(*theirs),
+            };
+        }
+    }
 }
 
 /// Why a [`Transport`] call failed. Every one ends the run.

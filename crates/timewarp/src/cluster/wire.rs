@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use warpsim_core::kernel_api::Effect;
 use warpsim_core::{EventKey, LpId, SimError, Time, TraceHash};
 
 use crate::message::Msg;
@@ -29,6 +30,67 @@ pub(super) enum Packet<E, O> {
     },
     /// Rank 0's verdict (to every other rank).
     Done { error: Option<SimError> },
+    /// Start-up (ground rule 1): what the sender's `init`s did to the receiver's LPs, in
+    /// order; to rank 0 also their outputs, in LP order; and the sender's first failing
+    /// `init`, if any (to every rank, so all know where the run stops).
+    Init {
+        effects: Vec<InitEffect<E>>,
+        outputs: Vec<(LpId, O)>,
+        failure: Option<(LpId, SimError)>,
+    },
+    /// Start-up: rank 0's verdict on the `init`s (after delivering their outputs): the run
+    /// stops at this LP's `init`, or starts.
+    Started { stop: Option<(LpId, SimError)> },
+}
+
+/// An `init`'s effect on another rank's LP (`Effect` on the wire).
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(bound(serialize = "E: Serialize", deserialize = "E: DeserializeOwned"))]
+pub(super) enum InitEffect<E> {
+    Send {
+        key: EventKey,
+        dest: LpId,
+        event: E,
+    },
+    Withdraw {
+        dest: LpId,
+        key: EventKey,
+    },
+    Move {
+        dest: LpId,
+        from: EventKey,
+        to: EventKey,
+    },
+}
+
+impl<E> From<Effect<E>> for InitEffect<E> {
+    fn from(effect: Effect<E>) -> InitEffect<E> {
+        match effect {
+            Effect::Send { key, dest, event } => InitEffect::Send { key, dest, event },
+            Effect::Withdraw { dest, key } => InitEffect::Withdraw { dest, key },
+            Effect::Move { dest, from, to } => InitEffect::Move { dest, from, to },
+        }
+    }
+}
+
+impl<E> From<InitEffect<E>> for Effect<E> {
+    fn from(effect: InitEffect<E>) -> Effect<E> {
+        match effect {
+            InitEffect::Send { key, dest, event } => Effect::Send { key, dest, event },
+            InitEffect::Withdraw { dest, key } => Effect::Withdraw { dest, key },
+            InitEffect::Move { dest, from, to } => Effect::Move { dest, from, to },
+        }
+    }
+}
+
+impl<E> InitEffect<E> {
+    pub(super) fn dest(&self) -> LpId {
+        match self {
+            InitEffect::Send { dest, .. }
+            | InitEffect::Withdraw { dest, .. }
+            | InitEffect::Move { dest, .. } => *dest,
+        }
+    }
 }
 
 /// A finished rank's workers' summaries and its own error, if any.
@@ -99,6 +161,19 @@ pub(super) fn words_key(words: &[u64]) -> EventKey {
 pub(super) fn encode<E: Serialize, O: Serialize>(packet: &Packet<E, O>) -> Vec<u8> {
     // Serialising plain data into a Vec cannot fail.
     postcard::to_allocvec(packet).unwrap_or_default()
+}
+
+/// Decodes a packet from `source`, or says why it cannot (a bug, or ranks built from
+/// different code).
+pub(super) fn decode<E: DeserializeOwned, O: DeserializeOwned>(
+    source: usize,
+    bytes: &[u8],
+) -> Result<Packet<E, O>, String> {
+    postcard::from_bytes(bytes).map_err(|error| {
+        format!(
+            "rank {source} sent a packet this rank cannot read ({error}); are all ranks the same build?"
+        )
+    })
 }
 
 pub(super) fn cluster_error(error: impl std::fmt::Display) -> SimError {
