@@ -447,8 +447,11 @@ fn critical_path_in_nanoseconds_follows_the_handlers_costs() {
     assert_eq!(timed.trace_hash, unit.trace_hash);
     let cp = timed.critical_path.unwrap();
     assert_eq!(cp.cost_model, CostModel::Nanos);
+    // About 2 on a quiet machine (measured 2.009–2.012). The bounds are wide because a
+    // preemption that hits the heavy LP's events in all three timed passes (a loaded machine)
+    // inflates the critical path; unit costs give 11, so the test still tells them apart.
     assert!(
-        (1.7..=2.3).contains(&cp.parallelism),
+        (1.2..=4.0).contains(&cp.parallelism),
         "parallelism {} (expected about 2): {cp:?}",
         cp.parallelism
     );
