@@ -107,7 +107,7 @@ impl BankParams {
 }
 
 /// One branch: its tellers, its line and what it has seen.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Bank {
     gaps: Exp<f64>,
     service: Exp<f64>,
@@ -196,7 +196,7 @@ impl Bank {
 }
 
 /// The bank's four figures, over all branches.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BankSummary {
     /// Mean wait of the customers served, minutes.
     pub mean_wait: f64,

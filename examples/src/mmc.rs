@@ -86,7 +86,7 @@ impl QueueParams {
 }
 
 /// One M/M/c queue.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Queue {
     arrivals: Exp<f64>,
     service: Exp<f64>,

@@ -8,9 +8,7 @@ use crate::time::Time;
 use super::stats::{Tally, TimeAverage};
 
 /// Names one member of a [`WaitLine`]: what a renege event carries back.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Ticket(u64);
 
 impl Ticket {
@@ -21,7 +19,7 @@ impl Ticket {
 }
 
 /// A member that left the line to be served.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Served<T> {
     /// What joined.
     pub item: T,
@@ -31,7 +29,7 @@ pub struct Served<T> {
     pub waited: f64,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Waiting<T> {
     ticket: Ticket,
     item: T,
@@ -57,7 +55,7 @@ struct Waiting<T> {
 /// #[derive(Clone, Serialize, Deserialize)]
 /// enum Ev { Arrive(u32), GiveUp(Ticket), Serve }
 ///
-/// #[derive(Clone, Default)]
+/// #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
 /// struct Desk { line: WaitLine<u32> }
 ///
 /// impl LogicalProcess for Desk {
@@ -88,7 +86,7 @@ struct Waiting<T> {
 /// // Length 1 on [1, 2), 2 on [2, 3), 3 on [3, 3.5), 2 on [3.5, 4): 5.5 over 10.
 /// assert!((mean_length - 0.55).abs() < 1e-12);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct WaitLine<T> {
     waiting: VecDeque<Waiting<T>>,
     next_ticket: u64,

@@ -12,9 +12,7 @@ use super::{SharksError, SharksParams};
 use crate::{ParamError, check_range};
 
 /// Whether a creature eats or is eaten.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// Eats every fish within its radius; never dies.
@@ -129,7 +127,7 @@ impl Creature {
 /// assert_eq!(creatures.iter().filter(|c| c.kind == Kind::Shark).count(), 5);
 /// assert_eq!(creatures, population.generate(&SharksParams::default(), 7).unwrap());
 /// ```
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RandomPopulation {
     /// Number of creatures.
     pub creatures: u32,
