@@ -75,7 +75,9 @@ pub type OutputOf<M> = <<M as Model>::Lp as LogicalProcess>::Output;
 /// ```
 pub trait Model: Args + Serialize + Clone + std::fmt::Debug + Send + Sync + 'static {
     /// The model's logical process (one type; an enum for several kinds).
-    type Lp: LogicalProcess<Event: Serialize + DeserializeOwned, Output: Serialize + DeserializeOwned>;
+    type Lp: LogicalProcess<Event: Serialize + DeserializeOwned, Output: Serialize + DeserializeOwned>
+        + Serialize
+        + DeserializeOwned;
 
     /// The seed of a run when `--seed` is not given.
     fn default_seed(&self) -> u64 {
@@ -276,7 +278,7 @@ impl<M: Model> Scenario for UserArgs<M> {
             .map_err(|error| anyhow::anyhow!(error))?;
         let config = run_config(&self.kernel, seed, self.params.end_time());
         let mut outputs: Vec<Committed<OutputOf<M>>> = Vec::new();
-        let run = run_on_kernel(&self.kernel, config, lps, &mut outputs, primary);
+        let run = run_on_kernel(&self.kernel, config, lps, &mut outputs, primary)?;
         let mut outcome = Outcome::from_result(run);
         let metrics = self.params.metrics(&outputs);
         outcome.metrics = metrics.to_json();

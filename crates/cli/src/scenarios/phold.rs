@@ -84,7 +84,7 @@ impl Scenario for PholdArgs {
         let params = &self.params;
         let lps = params.build()?;
         let config = run_config(&self.kernel, seed, params.end);
-        let result = run_on_kernel(&self.kernel, config, lps, &mut Discard, primary);
+        let result = run_on_kernel(&self.kernel, config, lps, &mut Discard, primary)?;
         Ok(Outcome::from_result(result))
     }
 }

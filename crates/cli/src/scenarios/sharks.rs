@@ -265,7 +265,7 @@ impl Scenario for SharksArgs {
         let lps = params.build(&creatures)?;
         let config = run_config(&self.kernel, seed, params.kernel_end_time());
         let mut tally = Tally::default();
-        let result = run_on_kernel(&self.kernel, config, lps, &mut tally, primary);
+        let result = run_on_kernel(&self.kernel, config, lps, &mut tally, primary)?;
         let mut outcome = Outcome::from_result(result);
         let deaths = tally.sorted_deaths();
         describe(&params, &creatures, &tally, &deaths, &mut outcome);
