@@ -27,8 +27,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use warpsim_core::{
-    Checkpoint, CheckpointLabel, Committed, EventKey, LogicalProcess, LpId, OutputSink,
-    StopHandle,
+    Checkpoint, CheckpointLabel, Committed, EventKey, LogicalProcess, LpId, OutputSink, StopHandle,
 };
 
 /// The signal that asked the process to stop (0: none), shared with the kernels' stop
@@ -66,8 +65,7 @@ pub(crate) fn install_signals() -> Result<()> {
             // signal exits at once, with the conventional code.
             flag::register_conditional_shutdown(signal, 128 + signal, Arc::clone(&seen))
                 .context("cannot install a signal handler")?;
-            flag::register(signal, Arc::clone(&seen))
-                .context("cannot install a signal handler")?;
+            flag::register(signal, Arc::clone(&seen)).context("cannot install a signal handler")?;
             flag::register_usize(signal, Arc::clone(stop_flag()), signal as usize)
                 .context("cannot install a signal handler")?;
         }
@@ -150,7 +148,11 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
         "ms" => 0.001,
         "m" | "min" => 60.0,
         "h" => 3600.0,
-        _ => return Err(format!("expected a duration such as 30s, 10m or 1h, got `{text}`")),
+        _ => {
+            return Err(format!(
+                "expected a duration such as 30s, 10m or 1h, got `{text}`"
+            ));
+        }
     };
     match number.parse::<f64>() {
         Ok(value) if value.is_finite() && value * scale >= 0.001 => {
@@ -271,8 +273,7 @@ impl Ticker {
         };
         let (done, wait) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
-            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(every)
-            {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(every) {
                 stop.pause();
             }
         });

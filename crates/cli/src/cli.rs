@@ -35,7 +35,11 @@ pub(crate) struct ResumeCmd {
     #[arg(value_name = "FILE")]
     pub(crate) file: PathBuf,
     /// Flags that cannot change the result
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "FLAGS")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "FLAGS"
+    )]
     pub(crate) flags: Vec<String>,
 }
 

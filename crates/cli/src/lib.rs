@@ -131,7 +131,11 @@ fn real_main(app: &App, args: Vec<OsString>) -> anyhow::Result<()> {
     let program = app.program();
     // `resume FILE [FLAGS]` is the command line stored in the checkpoint, with those flags.
     let args = match args.get(1).and_then(|arg| arg.to_str()) {
-        Some("resume") if args.get(2).is_some_and(|arg| arg != "--help" && arg != "-h") => {
+        Some("resume")
+            if args
+                .get(2)
+                .is_some_and(|arg| arg != "--help" && arg != "-h") =>
+        {
             checkpointing::resume_args(&args[0], &args[2..])?
         }
         _ => args,

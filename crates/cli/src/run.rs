@@ -226,14 +226,17 @@ where
         }
         None => Start::Init(lps),
     };
-    let resumed_at = match &start {
-        Start::Resume(checkpoint) => checkpoint.pending().first().map(|event| event.key.time.as_f64()),
-        Start::Init(_) => Some(0.0),
+    // A checkpoint time the resumed run is already at or past is not asked for again.
+    let past = |at: f64, checkpoint: &warpsim_core::Checkpoint<M>| {
+        checkpoint
+            .pending()
+            .first()
+            .is_none_or(|event| event.key.time.as_f64() >= at)
     };
-    // A checkpoint time the resumed run is already past is not asked for again.
-    let mut pause_at = plan
-        .checkpoint_at
-        .filter(|at| resumed_at.is_some_and(|next| next < *at));
+    let mut pause_at = plan.checkpoint_at.filter(|at| match &start {
+        Start::Resume(checkpoint) => !past(*at, checkpoint),
+        Start::Init(_) => true,
+    });
     let _ticker = checkpointing::Ticker::start(plan.checkpoint_every, checkpointing::stop_handle());
     // The report covers this process's whole run: every stretch's wall time, and the events
     // committed since it started (a resumed run's earlier events ran in another process).
@@ -279,12 +282,7 @@ where
                 .finish(whole(report), &mut sink)
                 .map(|done| done.report));
         }
-        if pause_at.is_some_and(|at| {
-            checkpoint
-                .pending()
-                .first()
-                .is_none_or(|event| event.key.time.as_f64() >= at)
-        }) {
+        if pause_at.is_some_and(|at| past(at, &checkpoint)) {
             pause_at = None;
         }
         start = Start::Resume(checkpoint);
@@ -406,7 +404,9 @@ pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
             .output("--checkpoint-file", checkpoint_file),
     )?;
     if let Some(replications) = scenario.run_args().replications {
-        if checkpoints.is_some_and(|plan| plan.checkpoint_file.is_some() || plan.resume_from.is_some()) {
+        if checkpoints
+            .is_some_and(|plan| plan.checkpoint_file.is_some() || plan.resume_from.is_some())
+        {
             return Err(anyhow!(
                 "{}: --checkpoint-file takes one run, not --replications (each replication is short; \
                  a stopped batch reports the replications that finished)",
@@ -476,7 +476,8 @@ pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
         ));
     }
     if outcome.report.stop_reason == StopReason::Interrupted {
-        let by = crate::checkpointing::signal().map_or("a stop request", crate::checkpointing::signal_name);
+        let by = crate::checkpointing::signal()
+            .map_or("a stop request", crate::checkpointing::signal_name);
         crate::out::note(&format!(
             "{}: {by} stopped the run at time {} after {} committed events: its results are \
              partial{}",
@@ -484,10 +485,7 @@ pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
             outcome.report.end_time,
             outcome.report.events_committed,
             match checkpoint_file {
-                Some(path) => format!(
-                    "; continue it with `resume {}`",
-                    path.display()
-                ),
+                Some(path) => format!("; continue it with `resume {}`", path.display()),
                 None => String::new(),
             }
         ));

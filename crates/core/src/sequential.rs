@@ -163,8 +163,7 @@ impl Sequential {
         M: LogicalProcess,
         S: OutputSink<M::Output>,
     {
-        if matches!(start, Start::Init(_)) && self.config.critical_path == Some(CostModel::Nanos)
-        {
+        if matches!(start, Start::Init(_)) && self.config.critical_path == Some(CostModel::Nanos) {
             if let Start::Init(lps) = start {
                 return self.run_timed(lps, sink).map(Ending::Finished);
             }

@@ -7,8 +7,7 @@ use warpsim_core::rand::RngExt;
 use warpsim_core::serde::{Deserialize, Serialize};
 use warpsim_core::{
     Checkpoint, CheckpointError, CheckpointLabel, Committed, Ctx, Ending, EventHandle, Kernel,
-    LogicalProcess, LpId, QueueKind, Report, RunConfig, Sequential, Start, StopHandle,
-    StopReason,
+    LogicalProcess, LpId, QueueKind, Report, RunConfig, Sequential, Start, StopHandle, StopReason,
 };
 
 /// Random sends, cancels and reschedules of handles kept in the state (the timewarp tests'
@@ -147,7 +146,10 @@ fn assert_same(
     assert!(segments > 1, "{what}: never paused");
     assert_eq!(a_report.trace_hash, b_report.trace_hash, "{what}");
     assert_eq!(a_report.content_hash, b_report.content_hash, "{what}");
-    assert_eq!(a_report.events_committed, b_report.events_committed, "{what}");
+    assert_eq!(
+        a_report.events_committed, b_report.events_committed,
+        "{what}"
+    );
     assert_eq!(a_report.stop_reason, b_report.stop_reason, "{what}");
     assert_eq!(a_report.end_time, b_report.end_time, "{what}");
     assert_eq!(a_report.pending_at_end, b_report.pending_at_end, "{what}");
@@ -168,7 +170,11 @@ fn paused_by_event_count_and_resumed_commits_the_same() {
                 None => config,
             });
             assert_eq!(resumed.3, at.len());
-            assert_same(&format!("seed {seed} {queue} by count"), &reference, resumed);
+            assert_same(
+                &format!("seed {seed} {queue} by count"),
+                &reference,
+                resumed,
+            );
         }
     }
 }
@@ -317,7 +323,14 @@ fn resuming_with_another_seed_is_refused() {
     let bytes = checkpoint_bytes();
     let checkpoint = Checkpoint::<Chaos>::read_from(&bytes[..], &label()).unwrap();
     let error = Sequential::new(config(4))
-        .run_from(Start::Resume(Box::new(checkpoint)), &mut warpsim_core::Discard)
+        .run_from(
+            Start::Resume(Box::new(checkpoint)),
+            &mut warpsim_core::Discard,
+        )
         .unwrap_err();
-    assert!(error.error.to_string().contains("seed 3"), "{}", error.error);
+    assert!(
+        error.error.to_string().contains("seed 3"),
+        "{}",
+        error.error
+    );
 }

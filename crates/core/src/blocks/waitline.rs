@@ -8,7 +8,9 @@ use crate::time::Time;
 use super::stats::{Tally, TimeAverage};
 
 /// Names one member of a [`WaitLine`]: what a renege event carries back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Ticket(u64);
 
 impl Ticket {

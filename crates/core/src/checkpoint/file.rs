@@ -227,7 +227,10 @@ where
         if body.states.len() != body.metas.len()
             || body.states.len() != header.lps as usize
             || body.pending.len() as u64 != header.pending
-            || body.pending.iter().any(|event| event.dest.get() >= header.lps)
+            || body
+                .pending
+                .iter()
+                .any(|event| event.dest.get() >= header.lps)
             || !body.pending.is_sorted_by_key(|event| event.key)
         {
             return Err(CheckpointError::Decode {
@@ -290,7 +293,12 @@ fn split(bytes: &[u8]) -> Result<(&[u8], &[u8]), CheckpointError> {
     };
     let version = match bytes.get(8..12) {
         Some(word) => u32::from_le_bytes(word.try_into().unwrap_or([0; 4])),
-        None => return Err(CheckpointError::Truncated { expected: 12, found }),
+        None => {
+            return Err(CheckpointError::Truncated {
+                expected: 12,
+                found,
+            });
+        }
     };
     if version != FORMAT_VERSION {
         return Err(CheckpointError::Version {

@@ -21,7 +21,9 @@
 
 mod file;
 
-pub use file::{CheckpointError, CheckpointHeader, FORMAT_VERSION, read_header as read_checkpoint_header};
+pub use file::{
+    CheckpointError, CheckpointHeader, FORMAT_VERSION, read_header as read_checkpoint_header,
+};
 
 use crate::error::SimError;
 use crate::finish::{Finished, finish_time, run_finish};

@@ -12,7 +12,9 @@ use super::{SharksError, SharksParams};
 use crate::{ParamError, check_range};
 
 /// Whether a creature eats or is eaten.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// Eats every fish within its radius; never dies.
