@@ -17,7 +17,7 @@
 //!
 //! ```no_run
 //! # #[derive(Debug, Clone, clap::Args, serde::Serialize)] struct Mm1 {}
-//! # #[derive(Debug, Clone)] struct Queue;
+//! # #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)] struct Queue;
 //! # impl warpsim_core::LogicalProcess for Queue {
 //! #     type Event = (); type Output = f64;
 //! #     fn on_event(&mut self, _: (), _: &mut warpsim_core::Ctx<Self>) {}

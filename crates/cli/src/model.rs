@@ -26,6 +26,9 @@ pub type OutputOf<M> = <<M as Model>::Lp as LogicalProcess>::Output;
 /// (`sweep --set KEY=VALUES`) can vary any of them. The command line adds the kernel, its
 /// knobs, the seed and the output form.
 ///
+/// The LP type is `Serialize + Deserialize` too: every run of the command line can be
+/// checkpointed (`--checkpoint-file`) and resumed (`resume`), which saves the LPs' states.
+///
 /// ```
 /// use warpsim_cli::{BoxError, Metrics, Model};
 /// use warpsim_core::{Committed, Ctx, LogicalProcess};
@@ -41,7 +44,7 @@ pub type OutputOf<M> = <<M as Model>::Lp as LogicalProcess>::Output;
 ///     end: f64,
 /// }
 ///
-/// #[derive(Debug, Clone)]
+/// #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 /// struct Ticker { period: f64 }
 ///
 /// impl LogicalProcess for Ticker {
