@@ -142,7 +142,6 @@ fn real_main(app: &App, args: Vec<OsString>) -> anyhow::Result<()> {
     };
     let args = config::expand(app, args)?;
     checkpointing::set_command(&args);
-    checkpointing::install_signals()?;
     let kernel_note = cli::kernel_flag_note(app, &args);
     let parsed = match cli::parse(app, args) {
         Ok(cli) => cli,

@@ -141,78 +141,110 @@ where
     M::Output: serde::Serialize + serde::de::DeserializeOwned,
     S: OutputSink<M::Output>,
 {
-    let config = config.stop_handle(crate::checkpointing::stop_handle());
-    let checkpoints = &common.checkpoint;
-    if show_progress
-        && (checkpoints.checkpoint_file.is_some() || checkpoints.resume_from.is_some())
-        && common.kernel != KernelKind::Sequential
-    {
-        return Err(anyhow!(
-            "checkpoints are not yet supported on --kernel {} (use --kernel sequential; a \
-             sequential checkpoint is not resumable there either)",
-            match common.kernel {
-                KernelKind::Timewarp => "timewarp",
-                _ => "mpi",
+    let plan = &common.checkpoint;
+    let checkpointing =
+        show_progress && (plan.checkpoint_file.is_some() || plan.resume_from.is_some());
+    match common.kernel {
+        KernelKind::Mpi => {
+            if checkpointing {
+                return Err(anyhow!(
+                    "checkpoints are not yet supported on --kernel mpi (use --kernel timewarp \
+                     or sequential: a checkpoint of either resumes on the other)"
+                ));
             }
-        ));
-    }
-    if common.kernel == KernelKind::Mpi {
-        let kernel = timewarp_kernel(common, config, lps.len(), show_progress);
-        let (result, stats) = crate::mpi::run(kernel, lps, sink, common);
-        return Ok(KernelRun {
-            result,
-            timewarp: Some(stats),
-        });
-    }
-    if common.kernel == KernelKind::Timewarp {
-        let kernel = timewarp_kernel(common, config, lps.len(), show_progress);
-        let (result, stats) = kernel.run_with_stats(lps, sink);
-        return Ok(KernelRun {
-            result,
-            timewarp: Some(stats),
-        });
-    }
-    let progress = Progress::new(if show_progress {
-        config.end_time
-    } else {
-        f64::NAN
-    });
-    let hook = progress.hook(config.end_time);
-    let kernel = |config: RunConfig| {
-        Sequential::new(config)
-            .queue(common.queue)
-            .on_progress(hook.clone())
-    };
-    let result = if show_progress {
-        run_in_stretches(common, config, lps, sink, kernel)
-    } else {
-        let ending = kernel(config).run_from(Start::Init(lps), sink);
-        Ok(ending.and_then(|ending| match ending {
-            Ending::Finished(finished) => Ok(finished.report),
-            Ending::Paused(checkpoint, report) => {
-                checkpoint.finish(report, sink).map(|done| done.report)
+            let kernel = timewarp_kernel(common, config, lps.len(), show_progress);
+            let (result, stats) = crate::mpi::run(kernel, lps, sink, common);
+            Ok(KernelRun {
+                result,
+                timewarp: Some(stats),
+            })
+        }
+        KernelKind::Timewarp => {
+            let n_lps = lps.len();
+            if !checkpointing {
+                let kernel = timewarp_kernel(common, config, n_lps, show_progress);
+                let (result, stats) = kernel.run_with_stats(lps, sink);
+                return Ok(KernelRun {
+                    result,
+                    timewarp: Some(stats),
+                });
             }
-        }))
-    };
-    progress.finish();
-    Ok(result?.into())
+            if plan.checkpoint_every.is_some() {
+                return Err(anyhow!(
+                    "--checkpoint-every is not yet supported on --kernel timewarp (it pauses \
+                     at a simulated time: use --checkpoint-at)"
+                ));
+            }
+            // Each stretch is a run of its own; the statistics are the last stretch's.
+            let mut stats = None;
+            let mut first = true;
+            let result = run_in_stretches(common, config, lps, sink, |config, start, sink| {
+                let kernel = timewarp_kernel(common, config, n_lps, first);
+                first = false;
+                let (ending, run_stats) = kernel.run_from(start, sink);
+                stats = Some(run_stats);
+                ending
+            })?;
+            Ok(KernelRun {
+                result,
+                timewarp: stats,
+            })
+        }
+        KernelKind::Sequential => {
+            // Only the sequential kernel stops between events: signals stop it gracefully
+            // (on Time Warp they keep their default action, which ends the process at once).
+            crate::checkpointing::install_signals()?;
+            let config = config.stop_handle(crate::checkpointing::stop_handle());
+            let progress = Progress::new(if show_progress {
+                config.end_time
+            } else {
+                f64::NAN
+            });
+            let hook = progress.hook(config.end_time);
+            let kernel = |config: RunConfig| {
+                Sequential::new(config)
+                    .queue(common.queue)
+                    .on_progress(hook.clone())
+            };
+            let result = if show_progress {
+                run_in_stretches(common, config, lps, sink, |config, start, sink| {
+                    kernel(config).run_from(start, sink)
+                })
+            } else {
+                let ending = kernel(config).run_from(Start::Init(lps), sink);
+                Ok(ending.and_then(|ending| match ending {
+                    Ending::Finished(finished) => Ok(finished.report),
+                    Ending::Paused(checkpoint, report) => {
+                        checkpoint.finish(report, sink).map(|done| done.report)
+                    }
+                }))
+            };
+            progress.finish();
+            Ok(result?.into())
+        }
+    }
 }
 
-/// The main run on the sequential kernel: from `init` or the checkpoint `--resume-from`,
-/// in stretches between checkpoints (each written to `--checkpoint-file`), until it ends or
-/// a signal stops it (then its checkpoint is written and `finish` runs on the committed
-/// state, for the partial report).
-fn run_in_stretches<M, S>(
+/// The main run: from `init` or the checkpoint `--resume-from`, in stretches between
+/// checkpoints (each written to `--checkpoint-file`), until it ends or a signal stops it
+/// (then its checkpoint is written and `finish` runs on the committed state, for the partial
+/// report). `run_stretch` runs one stretch on the chosen kernel.
+fn run_in_stretches<M, S, F>(
     common: &KernelArgs,
     config: RunConfig,
     lps: Vec<M>,
     sink: &mut S,
-    kernel: impl Fn(RunConfig) -> Sequential,
+    mut run_stretch: F,
 ) -> Result<std::result::Result<Report, RunError>>
 where
     M: LogicalProcess + serde::Serialize + serde::de::DeserializeOwned,
     M::Output: serde::Serialize + serde::de::DeserializeOwned,
     S: OutputSink<M::Output>,
+    F: FnMut(
+        RunConfig,
+        Start<M>,
+        &mut crate::checkpointing::Recorder<'_, S>,
+    ) -> std::result::Result<Ending<M>, RunError>,
 {
     use crate::checkpointing;
     let plan = &common.checkpoint;
@@ -259,7 +291,7 @@ where
         if let Some(at) = pause_at {
             stretch = stretch.pause_at(at);
         }
-        let (mut checkpoint, report) = match kernel(stretch).run_from(start, &mut sink) {
+        let (mut checkpoint, report) = match run_stretch(stretch, start, &mut sink) {
             Err(mut error) => {
                 *error.partial = whole((*error.partial).clone());
                 return Ok(Err(error));

@@ -376,3 +376,51 @@ fn checkpoint_flags_are_checked() {
         "--checkpoint-file",
     );
 }
+
+#[test]
+fn checkpoints_move_between_the_sequential_and_time_warp_kernels() {
+    let dir = scratch("kernels");
+    let args = [
+        "run", "sharks", "--creatures", "300", "--sectors", "4x4", "--end", "400", "--cancel",
+        "kernel", "--json", "--content-hash",
+    ];
+    let reference_deaths = dir.join("reference.csv");
+    let mut reference_args = args.to_vec();
+    reference_args.extend(["--deaths", path(&reference_deaths)]);
+    let mut reference = result(&warpsim(&reference_args));
+    // Which kernel ran, and its peak of pending events (Time Warp's sums its workers'
+    // peaks), are the kernel's own; everything else must be the same.
+    for own in ["kernel", "peak_pending"] {
+        reference.as_object_mut().unwrap().remove(own);
+    }
+    for (first, then) in [("timewarp", "sequential"), ("sequential", "timewarp")] {
+        let file = dir.join(format!("{first}.ckpt"));
+        let deaths = dir.join(format!("{first}.csv"));
+        let mut checkpointed = args.to_vec();
+        checkpointed.extend([
+            "--kernel", first, "--threads", "2", "--checkpoint-file", path(&file),
+            "--checkpoint-at", "150", "--deaths", path(&deaths),
+        ]);
+        let through = warpsim(&checkpointed);
+        assert!(stderr(&through).contains("checkpoint written"), "{}", stderr(&through));
+        std::fs::remove_file(&deaths).unwrap();
+        let mut resumed = result(&warpsim(&["resume", path(&file), "--kernel", then]));
+        let fields = resumed.as_object_mut().unwrap();
+        assert_eq!(fields.remove("kernel").unwrap(), then);
+        fields.remove("timewarp");
+        fields.remove("peak_pending");
+        assert_eq!(resumed, reference, "{first} then {then}");
+        assert_eq!(
+            std::fs::read_to_string(&deaths).unwrap(),
+            std::fs::read_to_string(&reference_deaths).unwrap(),
+            "{first} then {then}: deaths file"
+        );
+    }
+    // What Time Warp cannot do yet is refused in one line.
+    let file = dir.join("every.ckpt");
+    let mut every = args.to_vec();
+    every.extend([
+        "--kernel", "timewarp", "--checkpoint-file", path(&file), "--checkpoint-every", "1m",
+    ]);
+    assert_one_line_error(&warpsim(&every), "--checkpoint-every is not yet supported");
+}
