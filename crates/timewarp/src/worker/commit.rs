@@ -167,7 +167,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
             (self.shared.warnings)(&Warning::MemoryBudgetExceeded { budget, used });
         }
         if self.settings.adaptive_window {
-            self.window.adapt(now, progress);
+            let (stalled, elapsed) = self.stall.lap();
+            self.window.adapt(now, progress, stalled, elapsed);
         }
         self.checkpoint.adapt(progress);
     }
