@@ -381,8 +381,18 @@ fn checkpoint_flags_are_checked() {
 fn checkpoints_move_between_the_sequential_and_time_warp_kernels() {
     let dir = scratch("kernels");
     let args = [
-        "run", "sharks", "--creatures", "300", "--sectors", "4x4", "--end", "400", "--cancel",
-        "kernel", "--json", "--content-hash",
+        "run",
+        "sharks",
+        "--creatures",
+        "300",
+        "--sectors",
+        "4x4",
+        "--end",
+        "400",
+        "--cancel",
+        "kernel",
+        "--json",
+        "--content-hash",
     ];
     let reference_deaths = dir.join("reference.csv");
     let mut reference_args = args.to_vec();
@@ -399,11 +409,23 @@ fn checkpoints_move_between_the_sequential_and_time_warp_kernels() {
         let deaths = dir.join(format!("{first}.csv"));
         let mut checkpointed = args.to_vec();
         checkpointed.extend([
-            "--kernel", first, "--threads", "2", "--checkpoint-file", path(&file),
-            "--checkpoint-at", "150", "--deaths", path(&deaths),
+            "--kernel",
+            first,
+            "--threads",
+            "2",
+            "--checkpoint-file",
+            path(&file),
+            "--checkpoint-at",
+            "150",
+            "--deaths",
+            path(&deaths),
         ]);
         let through = warpsim(&checkpointed);
-        assert!(stderr(&through).contains("checkpoint written"), "{}", stderr(&through));
+        assert!(
+            stderr(&through).contains("checkpoint written"),
+            "{}",
+            stderr(&through)
+        );
         std::fs::remove_file(&deaths).unwrap();
         let mut resumed = result(&warpsim(&["resume", path(&file), "--kernel", then]));
         let fields = resumed.as_object_mut().unwrap();
@@ -422,7 +444,12 @@ fn checkpoints_move_between_the_sequential_and_time_warp_kernels() {
     let file = dir.join("every.ckpt");
     let mut every = args.to_vec();
     every.extend([
-        "--kernel", "timewarp", "--checkpoint-file", path(&file), "--checkpoint-every", "1m",
+        "--kernel",
+        "timewarp",
+        "--checkpoint-file",
+        path(&file),
+        "--checkpoint-every",
+        "1m",
     ]);
     assert_one_line_error(&warpsim(&every), "--checkpoint-every is not yet supported");
 }

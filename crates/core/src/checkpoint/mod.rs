@@ -164,7 +164,6 @@ pub enum Ending<M: LogicalProcess> {
 
 impl<M: LogicalProcess> Checkpoint<M> {
     /// Assembles a checkpoint (kernels only). `pending` must be in key order.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn assemble(
         kernel: &str,
         states: Vec<M>,
