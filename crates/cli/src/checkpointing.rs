@@ -190,10 +190,10 @@ impl<'a, S> Recorder<'a, S> {
     ///
     /// When the log does not decode (a damaged file that passed the checksum cannot get
     /// here; a model whose output type changed can).
-    pub(crate) fn replay<O: DeserializeOwned>(&mut self, mut bytes: &[u8]) -> Result<()>
+    pub(crate) fn replay<O>(&mut self, mut bytes: &[u8]) -> Result<()>
     where
         S: OutputSink<O>,
-        O: Serialize,
+        O: Serialize + DeserializeOwned,
     {
         while !bytes.is_empty() {
             let ((key, lp, output), rest): ((EventKey, LpId, O), &[u8]) =

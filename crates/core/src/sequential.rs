@@ -163,11 +163,12 @@ impl Sequential {
         M: LogicalProcess,
         S: OutputSink<M::Output>,
     {
-        if matches!(start, Start::Init(_)) && self.config.critical_path == Some(CostModel::Nanos) {
-            if let Start::Init(lps) = start {
+        let start = match start {
+            Start::Init(lps) if self.config.critical_path == Some(CostModel::Nanos) => {
                 return self.run_timed(lps, sink).map(Ending::Finished);
             }
-        }
+            start => start,
+        };
         self.run_pass(start, sink, &mut Vec::new(), true, &mut NoObserver)
     }
 }

@@ -157,7 +157,7 @@ fn chaos_moves_between_kernels_and_ends_as_the_uninterrupted_run() {
             "chaos",
             RunConfig::new(seed).end_time(30.0),
             [4.25, 17.0],
-            &|| vec![Chaos::default(); 24],
+            || vec![Chaos::default(); 24],
         );
     }
 }
@@ -230,7 +230,7 @@ fn stale_handles_answer_the_same_after_moving_between_kernels() {
             "hoarder",
             RunConfig::new(seed).end_time(25.0),
             [3.5, 12.25],
-            &|| vec![Hoarder::default(); 16],
+            || vec![Hoarder::default(); 16],
         );
     }
 }
@@ -247,7 +247,7 @@ fn phold_moves_between_kernels_and_ends_as_the_uninterrupted_run() {
         "phold",
         RunConfig::new(3).end_time(params.end),
         [0.0, 21.5],
-        &|| params.build().unwrap(),
+        || params.build().unwrap(),
     );
 }
 
@@ -259,7 +259,7 @@ fn pets_moves_between_kernels_and_ends_as_the_uninterrupted_run() {
         style: Style::Events,
         ..PetsParams::default()
     };
-    check("pets", RunConfig::new(5), [2.0, 30.0], &|| {
+    check("pets", RunConfig::new(5), [2.0, 30.0], || {
         params.build().unwrap()
     });
 }
@@ -287,7 +287,7 @@ fn sharks_world_moves_between_kernels_in_both_cancel_styles() {
             &format!("sharks {cancel:?}"),
             RunConfig::new(2).end_time(params.kernel_end_time()),
             [10.0, 33.3],
-            &|| params.build(&creatures).unwrap(),
+            || params.build(&creatures).unwrap(),
         );
     }
 }
