@@ -323,8 +323,15 @@ impl<K: Key, V> LadderQueue<K, V> {
         self.stored += 1;
         if self.small_mode {
             self.insert_small(entry);
-            return;
+        } else {
+            self.insert_tiers(entry, p);
         }
+    }
+
+    /// Puts an entry into Top, a rung or Bottom. Out of line, so that `push`, which is inlined
+    /// into its callers for the sake of the small mode, stays small.
+    #[inline(never)]
+    fn insert_tiers(&mut self, entry: Entry<K>, p: f64) {
         if p > self.top_start {
             self.top.push(entry);
             self.top_min = self.top_min.min(p);
@@ -615,6 +622,40 @@ impl<K: Key, V> LadderQueue<K, V> {
         self.stored -= 1;
     }
 
+    /// `pop` when neither fast path applies: stale entries to skip, the spill heap, a refill,
+    /// a switch of mode, or an empty queue.
+    #[inline(never)]
+    fn pop_slow(&mut self) -> Option<(K, V)> {
+        loop {
+            if self.small_mode {
+                return self.pop_small();
+            }
+            // Fast path: the spill heap is almost always empty.
+            if self.spill.is_empty()
+                && let Some(entry) = self.bottom.pop()
+            {
+                if let Some(ahead) = self.bottom.len().checked_sub(PREFETCH_AHEAD) {
+                    prefetch_index(&self.slots, self.bottom[ahead].slot as usize);
+                }
+                self.stored -= 1;
+                if is_current(&self.slots, &entry) {
+                    return self.release(entry.slot as usize);
+                }
+                continue;
+            }
+            let Some((entry, from_spill)) = self.front() else {
+                if self.refill() || self.small_mode {
+                    continue;
+                }
+                return None;
+            };
+            self.remove_front(from_spill);
+            if is_current(&self.slots, &entry) {
+                return self.release(entry.slot as usize);
+            }
+        }
+    }
+
     /// Drops every stale entry from every tier once they outnumber live entries.
     fn maybe_purge(&mut self) {
         if self.stored - self.live <= self.live + PURGE_SLACK {
@@ -651,6 +692,10 @@ impl<K: Key, V> Default for LadderQueue<K, V> {
 }
 
 impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
+    // `#[inline(always)]`, like `pop`: for a handful of pending events (the small mode) the
+    // call, and moving the key, value and result through memory across it, cost about as much
+    // as the push itself (feeding pets, issue 16). The tiers' insertion stays out of line.
+    #[inline(always)]
     fn push(&mut self, key: K, value: V) -> Result<Handle, PushError<K, V>> {
         let p = key.priority();
         if !p.is_finite() {
@@ -693,39 +738,38 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
         Ok(Handle { slot, generation })
     }
 
-    // `#[inline]`: the sequential kernel's event loop calls `pop` and `peek` once per event;
-    // without the hint, the compiler stopped inlining them there as that loop's function
-    // grew (issue 15 measured +6 % instructions per PHOLD event from the calls).
-    #[inline]
+    // Inlined into the caller, the sequential kernel's event loop (which calls it once per
+    // event): without the hint the compiler stopped inlining it as that loop's function grew
+    // (issue 15 measured +6 % instructions per PHOLD event from the call). Only the two fast
+    // paths are inlined: the next entry of the small mode, or the end of Bottom, when live;
+    // everything else is `pop_slow`.
+    #[inline(always)]
     fn pop(&mut self) -> Option<(K, V)> {
-        loop {
-            if self.small_mode {
-                return self.pop_small();
-            }
-            // Fast path: the spill heap is almost always empty.
-            if self.spill.is_empty()
-                && let Some(entry) = self.bottom.pop()
+        if self.small_mode {
+            let head = self.small_head;
+            if let Some(&entry) = self.small.get(head)
+                && is_current(&self.slots, &entry)
             {
-                if let Some(ahead) = self.bottom.len().checked_sub(PREFETCH_AHEAD) {
-                    prefetch_index(&self.slots, self.bottom[ahead].slot as usize);
-                }
+                self.small_head = head + 1;
                 self.stored -= 1;
-                if is_current(&self.slots, &entry) {
-                    return self.release(entry.slot as usize);
+                if head + 1 == self.small.len() {
+                    self.small.clear();
+                    self.small_head = 0;
                 }
-                continue;
-            }
-            let Some((entry, from_spill)) = self.front() else {
-                if self.refill() || self.small_mode {
-                    continue;
-                }
-                return None;
-            };
-            self.remove_front(from_spill);
-            if is_current(&self.slots, &entry) {
                 return self.release(entry.slot as usize);
             }
+        } else if self.spill.is_empty()
+            && let Some(&entry) = self.bottom.last()
+            && is_current(&self.slots, &entry)
+        {
+            self.bottom.pop();
+            if let Some(ahead) = self.bottom.len().checked_sub(PREFETCH_AHEAD) {
+                prefetch_index(&self.slots, self.bottom[ahead].slot as usize);
+            }
+            self.stored -= 1;
+            return self.release(entry.slot as usize);
         }
+        self.pop_slow()
     }
 
     #[inline]
