@@ -61,6 +61,15 @@ const PREFETCH_RUNG_MAX: usize = 4096;
 /// spill heap), so a degenerate Bottom never costs O(n) per insertion.
 const BOTTOM_SHIFT_MAX: usize = 256;
 
+/// A Top of at least this many entries gives its memory back as it is spread over a rung,
+/// in `TOP_RELEASE_CHUNKS` steps (a shrinking reallocation each), rather than keeping its
+/// buffer for the next epoch: at this size the buffer is its own `mmap`, which shrinks in
+/// place, and keeping it would hold the same entries twice at the peak.
+const TOP_RELEASE_FROM: usize = 1 << 16;
+
+/// In how many chunks a large Top is spread and shrunk (see `TOP_RELEASE_FROM`).
+const TOP_RELEASE_CHUNKS: usize = 16;
+
 /// Stale entries are purged in one pass once they outnumber live entries by this much; this
 /// bounds memory when entries are cancelled or rescheduled faster than time advances.
 const PURGE_SLACK: usize = 1024;
@@ -567,7 +576,21 @@ impl<K: Key, V> LadderQueue<K, V> {
         if self.top.len() > THRES {
             let n = self.top.len().div_ceil(TOP_FILL).min(MAX_BUCKETS);
             if let Some(geometry) = geometry(min, max, n) {
-                self.ladder.push_rung(geometry, n, self.top.drain(..));
+                if self.top.len() < TOP_RELEASE_FROM {
+                    self.ladder.push_rung(geometry, n, self.top.drain(..));
+                    return;
+                }
+                // A large Top is spread from its end, a chunk at a time, and gives back the
+                // memory of each chunk as soon as the buckets hold it: Top and the buckets
+                // then never hold the same entries at once, which was the queue's peak of
+                // memory (a million events scheduled at start-up: 40 bytes per event).
+                let chunk = self.top.len().div_ceil(TOP_RELEASE_CHUNKS);
+                let rung = self.ladder.push_rung(geometry, n, std::iter::empty());
+                while !self.top.is_empty() {
+                    let from = self.top.len().saturating_sub(chunk);
+                    rung.spread(self.top.drain(from..));
+                    self.top.shrink_to(from);
+                }
                 return;
             }
         }

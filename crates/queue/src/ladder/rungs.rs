@@ -21,13 +21,13 @@ pub(super) struct Ladder<K> {
 }
 
 impl<K: Key> Ladder<K> {
-    /// Adds a rung of `n` buckets below the others and spreads `entries` over it.
+    /// Adds a rung of `n` buckets below the others, spreads `entries` over it and returns it.
     pub(super) fn push_rung(
         &mut self,
         (start, inv_width): (f64, f64),
         n: usize,
         entries: impl Iterator<Item = Entry<K>>,
-    ) {
+    ) -> &mut Rung<K> {
         if self.rungs.len() == self.n_rungs {
             self.rungs.push(Rung {
                 start: 0.0,
@@ -46,10 +46,8 @@ impl<K: Key> Ladder<K> {
         if rung.buckets.len() < n {
             rung.buckets.resize_with(n, Vec::new);
         }
-        for entry in entries {
-            let bucket = rung.bucket_of(entry.key.priority());
-            rung.buckets[bucket].push(entry);
-        }
+        rung.spread(entries);
+        rung
     }
 
     pub(super) fn active(&mut self) -> &mut [Rung<K>] {
@@ -67,6 +65,16 @@ pub(super) struct Rung<K> {
     pub(super) cur: usize,
     /// `buckets[..n_buckets]` are in use; the rest are empty and kept for reuse.
     pub(super) buckets: Vec<Vec<Entry<K>>>,
+}
+
+impl<K: Key> Rung<K> {
+    /// Puts each of `entries` into its bucket.
+    pub(super) fn spread(&mut self, entries: impl Iterator<Item = Entry<K>>) {
+        for entry in entries {
+            let bucket = self.bucket_of(entry.key.priority());
+            self.buckets[bucket].push(entry);
+        }
+    }
 }
 
 impl<K> Rung<K> {
