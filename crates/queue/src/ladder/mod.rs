@@ -11,7 +11,7 @@ use crate::{Handle, Key, NONE};
 mod rungs;
 mod set;
 
-use rungs::{ByKey, Entry, Ladder, geometry};
+use rungs::{ByKey, Entry, Ladder, Slim, geometry};
 
 /// A bucket holding more than this many entries is split into a new rung rather than sorted
 /// into Bottom (the paper's `THRES`).
@@ -169,7 +169,7 @@ pub struct LadderQueue<K, V> {
     stored: usize,
 
     /// Top: unsorted entries with priority above `top_start`.
-    top: Vec<Entry<K>>,
+    top: Vec<Slim>,
     /// Smallest and largest priority pushed to Top since it was last emptied.
     top_min: f64,
     top_max: f64,
@@ -177,7 +177,7 @@ pub struct LadderQueue<K, V> {
     top_start: f64,
 
     /// The rungs.
-    ladder: Ladder<K>,
+    ladder: Ladder,
 
     /// Bottom, sorted *descending* by key so the next entry to pop is at the end.
     bottom: Vec<Entry<K>>,
@@ -186,7 +186,7 @@ pub struct LadderQueue<K, V> {
     spill: BinaryHeap<Reverse<ByKey<K>>>,
 
     /// Reused buffer for moving a tier's entries into a new rung.
-    scratch: Vec<Entry<K>>,
+    scratch: Vec<Slim>,
 
     /// In small mode, every stored entry in `small[small_head..]`, ascending by key; Top, the
     /// rungs and Bottom are then empty. Pops advance `small_head` (nothing moves); the popped
@@ -257,6 +257,23 @@ impl<K, V> SlotData<K, V> {
 fn is_current<K: Key, V>(slots: &[Slot<K, V>], entry: &Entry<K>) -> bool {
     let slot = &slots[entry.slot as usize];
     slot.stamp == entry.stamp && slot.data.as_ref().is_some_and(|(key, _)| *key == entry.key)
+}
+
+/// The full entry behind a Top or rung entry, read from the slab, or `None` when it is stale
+/// (as [`is_current`]; the priority stands in for the key against stamp wrap-around).
+#[inline]
+fn full_entry<K: Key, V>(slots: &[Slot<K, V>], entry: &Slim) -> Option<Entry<K>> {
+    let slot = &slots[entry.slot as usize];
+    match &slot.data {
+        SlotData::Occupied(key, _) if slot.stamp == entry.stamp && key.priority() == entry.p => {
+            Some(Entry {
+                key: *key,
+                slot: entry.slot,
+                stamp: entry.stamp,
+            })
+        }
+        _ => None,
+    }
 }
 
 impl<K: Key, V> LadderQueue<K, V> {
@@ -343,7 +360,7 @@ impl<K: Key, V> LadderQueue<K, V> {
     #[inline(never)]
     fn insert_tiers(&mut self, entry: Entry<K>, p: f64) {
         if p > self.top_start {
-            self.top.push(entry);
+            self.top.push(entry.slim(p));
             self.top_min = self.top_min.min(p);
             self.top_max = self.top_max.max(p);
             return;
@@ -351,7 +368,7 @@ impl<K: Key, V> LadderQueue<K, V> {
         for rung in self.ladder.active() {
             let bucket = rung.bucket_of(p);
             if bucket >= rung.cur {
-                rung.buckets[bucket].push(entry);
+                rung.buckets[bucket].push(entry.slim(p));
                 return;
             }
         }
@@ -398,7 +415,7 @@ impl<K: Key, V> LadderQueue<K, V> {
             let p = entry.key.priority();
             self.top_min = self.top_min.min(p);
             self.top_max = self.top_max.max(p);
-            self.top.push(entry);
+            self.top.push(entry.slim(p));
         }
     }
 
@@ -407,9 +424,14 @@ impl<K: Key, V> LadderQueue<K, V> {
     #[cold]
     fn enter_small_mode(&mut self) {
         debug_assert!(self.bottom.is_empty() && self.spill.is_empty() && self.ladder.n_rungs == 0);
-        self.top.sort_unstable_by_key(|e| e.key);
         debug_assert!(self.small.is_empty() && self.small_head == 0);
-        std::mem::swap(&mut self.small, &mut self.top);
+        let slots = &self.slots;
+        let before = self.top.len();
+        self.small
+            .extend(self.top.drain(..).filter_map(|e| full_entry(slots, &e)));
+        // Stale entries are dropped on the way.
+        self.stored -= before - self.small.len();
+        self.small.sort_unstable_by_key(|e| e.key);
         self.small_mode = true;
         self.top_min = f64::INFINITY;
         self.top_max = f64::NEG_INFINITY;
@@ -474,24 +496,33 @@ impl<K: Key, V> LadderQueue<K, V> {
         };
         let entries = self.bottom.drain(..);
         let spilled = self.spill.drain().map(|Reverse(ByKey(e))| e);
-        self.ladder.push_rung(geometry, n, entries.chain(spilled));
+        let slim = entries.chain(spilled).map(|e| e.slim(e.key.priority()));
+        self.ladder.push_rung(geometry, n, slim);
         true
     }
 
-    /// Makes `entries` the new Bottom (which must be empty), sorted. The two `Vec`s trade
-    /// places, so no entry is copied and both allocations stay in use.
+    /// Makes the live ones of `entries` the new Bottom (which must be empty), sorted, with
+    /// their keys read from the slab; returns how many stale entries were dropped. A large
+    /// `entries` (an unspreadable Top or bucket) gives its buffer back.
     fn sort_into_bottom(
         slots: &[Slot<K, V>],
         bottom: &mut Vec<Entry<K>>,
-        entries: &mut Vec<Entry<K>>,
-    ) {
+        entries: &mut Vec<Slim>,
+    ) -> usize {
         debug_assert!(bottom.is_empty());
-        std::mem::swap(bottom, entries);
-        bottom.sort_unstable_by_key(|e| Reverse(e.key));
-        // The first pops' slab slots; later ones are prefetched by `pop` as it goes.
-        for entry in bottom.iter().rev().take(PREFETCH_AHEAD) {
-            prefetch_index(slots, entry.slot as usize);
+        let before = entries.len();
+        bottom.reserve(before);
+        for entry in entries.iter() {
+            if let Some(full) = full_entry(slots, entry) {
+                bottom.push(full);
+            }
         }
+        entries.clear();
+        if entries.capacity() > BOTTOM_SHIFT_MAX {
+            *entries = Vec::new();
+        }
+        bottom.sort_unstable_by_key(|e| Reverse(e.key));
+        before - bottom.len()
     }
 
     /// Refills the empty Bottom from the ladder, or the ladder from Top. Returns `false` when
@@ -532,9 +563,8 @@ impl<K: Key, V> LadderQueue<K, V> {
             if bucket.len() > THRES && ladder.n_rungs < MAX_RUNGS {
                 let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
                 for e in bucket.iter() {
-                    let p = e.key.priority();
-                    min = min.min(p);
-                    max = max.max(p);
+                    min = min.min(e.p);
+                    max = max.max(e.p);
                 }
                 let n = bucket.len().div_ceil(CHILD_FILL).min(MAX_BUCKETS);
                 if let Some(geometry) = geometry(min, max, n) {
@@ -561,8 +591,10 @@ impl<K: Key, V> LadderQueue<K, V> {
                     continue;
                 }
             }
-            Self::sort_into_bottom(&self.slots, &mut self.bottom, bucket);
-            return true;
+            self.stored -= Self::sort_into_bottom(&self.slots, &mut self.bottom, bucket);
+            if !self.bottom.is_empty() {
+                return true;
+            }
         }
     }
 
@@ -595,7 +627,7 @@ impl<K: Key, V> LadderQueue<K, V> {
                 return;
             }
         }
-        Self::sort_into_bottom(&self.slots, &mut self.bottom, &mut self.top);
+        self.stored -= Self::sort_into_bottom(&self.slots, &mut self.bottom, &mut self.top);
     }
 
     /// Empties every tier when nothing live is left, so the next push starts a fresh epoch
@@ -687,10 +719,11 @@ impl<K: Key, V> LadderQueue<K, V> {
         }
         let slots = &self.slots;
         let current = |e: &Entry<K>| is_current(slots, e);
-        self.top.retain(current);
+        let current_slim = |e: &Slim| full_entry(slots, e).is_some();
+        self.top.retain(current_slim);
         for rung in &mut self.ladder.rungs[..self.ladder.n_rungs] {
             for bucket in &mut rung.buckets[rung.cur..rung.n_buckets] {
-                bucket.retain(current);
+                bucket.retain(current_slim);
             }
         }
         self.bottom.retain(current);
