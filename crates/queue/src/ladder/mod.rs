@@ -129,11 +129,15 @@ const PURGE_SLACK: usize = 1024;
 /// | `push`, `pop`, `peek` | amortised O(1) |
 /// | `cancel`, `reschedule`, `get` | O(1) (amortised, see below) |
 ///
-/// **Handles.** Values live in a slab; the tiers hold small `(key, slot, stamp)` entries. A
-/// slot's *stamp* changes whenever its entry is cancelled, popped or rescheduled, so
+/// **Handles.** Keys and values live in a slab. Top and the rungs hold 16-byte `(priority,
+/// slot, stamp)` entries (they only bucket by priority); Bottom, the spill heap and the small
+/// mode hold `(key, slot, stamp)`, the keys read from the slab when a bucket is sorted into
+/// Bottom (for the kernels' 32-byte key that is 16 bytes per pending event in the tiers
+/// instead of 40: PHOLD with 2²⁰ LPs peaks 39 bytes per LP lower). A slot's *stamp* changes whenever its entry is cancelled, popped or rescheduled, so
 /// [`cancel`](crate::PendingSet::cancel) just frees the slot, and
 /// [`reschedule`](crate::PendingSet::reschedule) re-stamps it and inserts a new entry: the old
-/// entries become stale and are dropped when they reach Bottom, or all at once when stale
+/// entries become stale and are dropped when their bucket is sorted into Bottom or when they
+/// reach its end, or all at once when stale
 /// entries outnumber live ones (an O(n) purge, amortised O(1)). [`len`](crate::PendingSet::len)
 /// counts live entries only. Handles carry a 32-bit generation, as for the
 /// [`IndexedHeap`](crate::IndexedHeap).
