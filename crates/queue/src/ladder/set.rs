@@ -161,6 +161,11 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
         self.slots[slot].data.as_mut().map(|(k, v)| (*k, v))
     }
 
+    #[inline]
+    fn prefetch(&self, handle: Handle) {
+        prefetch_index(&self.slots, handle.slot as usize);
+    }
+
     fn len(&self) -> usize {
         self.live
     }
