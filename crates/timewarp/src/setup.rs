@@ -240,6 +240,7 @@ impl TimeWarp {
             n_lps,
             content_hash: self.config.content_hash,
             pause: self.run_end().1,
+            observe: false,
         }
     }
 }

@@ -31,6 +31,8 @@ pub(crate) struct Settings {
     /// The end time is a pause (`RunConfig::pause_at`): at the end no `finish` runs, and
     /// each LP's meta and pending events are handed back for a checkpoint.
     pub(crate) pause: bool,
+    /// Hand committed events to the coordinator for an observer.
+    pub(crate) observe: bool,
 }
 
 /// The error that stops every worker, and the key up to which they commit.
@@ -209,6 +211,12 @@ pub(crate) enum ToCoordinator<O> {
         worker: usize,
         summary: Box<Summary>,
     },
+    /// Committed events for the run's observer (see [`TimeWarp::run_observed`]), sent just
+    /// before the `Committed` that covers them: a `Vec<(EventKey, LpId, M::Event)>`, boxed so
+    /// that this message does not need the event type (only observed runs send it).
+    ///
+    /// [`TimeWarp::run_observed`]: crate::TimeWarp::run_observed
+    Observed(Box<dyn std::any::Any + Send>),
 }
 
 /// A finished worker's figures.
