@@ -209,6 +209,30 @@ fn put_back<E>(
     exactly
 }
 
+/// Puts a checkpoint's pending events in the queue, noting where each went.
+///
+/// Out of line on purpose, like [`put_back`]: code in the event loop's function that only a
+/// resumed run needs must not change how the compiler treats the loop.
+#[inline(never)]
+fn put_pending<E>(
+    queue: &mut PendingQueue<Pending<E>>,
+    relocations: &mut Relocations,
+    pending: Vec<PendingEvent<E>>,
+) -> Result<(), SimError> {
+    for PendingEvent { key, dest, event } in pending {
+        let pending = Pending {
+            dest,
+            crit: 0.0,
+            event,
+        };
+        match queue.push(key, pending) {
+            Ok(handle) => relocations.insert(&key, dest, handle),
+            Err(_) => return Err(SimError::QueueFull),
+        }
+    }
+    Ok(())
+}
+
 /// Runs `finish` on every LP, in LP order, and delivers its outputs.
 #[inline(never)]
 fn finish_all<M, S>(
@@ -510,16 +534,8 @@ impl Sequential {
                 content = TraceHash::from_parts(sum, count);
             }
             report.peak_pending = counters.peak_pending as usize;
-            for PendingEvent { key, dest, event } in pending {
-                let pending = Pending {
-                    dest,
-                    crit: 0.0,
-                    event,
-                };
-                match queue.push(key, pending) {
-                    Ok(handle) => relocations.insert(&key, dest, handle),
-                    Err(_) => return fail(SimError::QueueFull, report),
-                }
+            if let Err(error) = put_pending(&mut queue, &mut relocations, pending) {
+                return fail(error, report);
             }
         }
         let first_committed = committed;
