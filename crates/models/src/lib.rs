@@ -17,6 +17,8 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "clap")]
+mod flags;
 pub mod game;
 pub mod mmc;
 pub mod pets;

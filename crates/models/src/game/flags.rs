@@ -1,0 +1,148 @@
+//! [`TorchesParams`] as command-line flags (the `clap` feature).
+//!
+//! Written by hand rather than derived because three flags (`--slice-ms`, `--slice-torches`,
+//! `--no-slice`) make up one field, [`TorchesParams::slice`], which clap's derive cannot
+//! express. Each flag is still declared once, here, with its help; every default is taken
+//! from [`TorchesParams::default`].
+
+use clap::{ArgAction, ArgMatches, Args, Command, FromArgMatches, value_parser};
+
+use super::torches::{TimeSlice, TorchesParams};
+use crate::flags::{flag, set};
+
+impl Args for TorchesParams {
+    fn augment_args(command: Command) -> Command {
+        let default = TorchesParams::default();
+        // The default slice is a time (the chapter's 2 ms), so `--slice-ms` carries it.
+        let slice_ms = match TimeSlice::default() {
+            TimeSlice::Millis(ms) => ms,
+            TimeSlice::Torches(_) => unreachable!("the default time slice is in milliseconds"),
+        };
+        command
+            .arg(
+                flag("n")
+                    .value_parser(value_parser!(u32))
+                    .default_value(default.n.to_string())
+                    .help("Number of torches"),
+            )
+            .arg(
+                flag("seconds")
+                    .value_parser(value_parser!(f64))
+                    .default_value(default.seconds.to_string())
+                    .help("Length of the run in game seconds"),
+            )
+            .arg(
+                flag("fps")
+                    .value_parser(value_parser!(f64))
+                    .default_value(default.fps.to_string())
+                    .help("Frames per second"),
+            )
+            .arg(
+                flag("burn_min")
+                    .value_parser(value_parser!(f64))
+                    .default_value(default.burn_min.to_string())
+                    .help("Shortest burn time in seconds"),
+            )
+            .arg(
+                flag("burn_max")
+                    .value_parser(value_parser!(f64))
+                    .default_value(default.burn_max.to_string())
+                    .help("Longest burn time in seconds (burn times uniform in [min, max))"),
+            )
+            .arg(
+                flag("slice_ms")
+                    .value_parser(value_parser!(f64))
+                    .default_value(slice_ms.to_string())
+                    .help(
+                        "Time slice of the chapter's time-sliced update (Listing 2), run beside \
+                         polling and timers, in milliseconds of wall time per frame",
+                    ),
+            )
+            .arg(
+                flag("slice_torches")
+                    .value_parser(value_parser!(u32))
+                    .conflicts_with("slice_ms")
+                    .help(
+                        "Slice the time-sliced update by a number of torches per frame instead \
+                         (deterministic)",
+                    ),
+            )
+            .arg(
+                flag("no_slice")
+                    .action(ArgAction::SetTrue)
+                    .conflicts_with_all(["slice_ms", "slice_torches"])
+                    .help("Leave the time-sliced update out"),
+            )
+            .arg(flag("budget").value_parser(value_parser!(u32)).help(
+                "Also run the timers with at most this many callbacks per frame (the \
+                         rest carried over to the next frame, their lateness reported)",
+            ))
+    }
+
+    fn augment_args_for_update(command: Command) -> Command {
+        TorchesParams::augment_args(command)
+    }
+}
+
+impl FromArgMatches for TorchesParams {
+    /// The parameters the flags give; the seed is the default one (the command line's
+    /// `--seed` sets it for each run).
+    fn from_arg_matches(matches: &ArgMatches) -> Result<TorchesParams, clap::Error> {
+        let mut params = TorchesParams::default();
+        params.update_from_arg_matches(matches)?;
+        Ok(params)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        set(&mut self.n, matches, "n");
+        set(&mut self.seconds, matches, "seconds");
+        set(&mut self.fps, matches, "fps");
+        set(&mut self.burn_min, matches, "burn_min");
+        set(&mut self.burn_max, matches, "burn_max");
+        if matches.get_flag("no_slice") {
+            self.slice = None;
+        } else if let Some(&torches) = matches.get_one::<u32>("slice_torches") {
+            self.slice = Some(TimeSlice::Torches(torches));
+        } else if let Some(&ms) = matches.get_one::<f64>("slice_ms") {
+            self.slice = Some(TimeSlice::Millis(ms));
+        }
+        if matches.contains_id("budget") {
+            self.budget = matches.get_one::<u32>("budget").copied();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<TorchesParams, clap::Error> {
+        let command = TorchesParams::augment_args(Command::new("torches"));
+        let matches =
+            command.try_get_matches_from(std::iter::once("torches").chain(args.iter().copied()))?;
+        TorchesParams::from_arg_matches(&matches)
+    }
+
+    #[test]
+    fn flags_default_to_the_library_defaults() {
+        assert_eq!(parse(&[]).unwrap(), TorchesParams::default());
+    }
+
+    #[test]
+    fn the_three_slice_flags_make_one_field() {
+        assert_eq!(parse(&["--no-slice"]).unwrap().slice, None);
+        assert_eq!(
+            parse(&["--slice-torches", "50"]).unwrap().slice,
+            Some(TimeSlice::Torches(50))
+        );
+        assert_eq!(
+            parse(&["--slice-ms", "3.5"]).unwrap().slice,
+            Some(TimeSlice::Millis(3.5))
+        );
+        assert!(parse(&["--no-slice", "--slice-ms", "3"]).is_err());
+        assert!(parse(&["--slice-torches", "5", "--slice-ms", "3"]).is_err());
+        let budget = parse(&["--budget", "9", "--n", "12"]).unwrap();
+        assert_eq!((budget.budget, budget.n), (Some(9), 12));
+    }
+}
