@@ -59,7 +59,10 @@ impl<D: rand_distr::Distribution<f64>> Patience for &D {
 ///         let started = match event {
 ///             Ev::Arrive => self.desk.arrive(ctx, (), 2.5, Ev::GiveUp),
 ///             Ev::Done => self.desk.depart(ctx),
-///             Ev::GiveUp(ticket) => self.desk.renege(ctx, ticket).and(None),
+///             Ev::GiveUp(ticket) => {
+///                 self.desk.renege(ctx, ticket);
+///                 None
+///             }
 ///         };
 ///         if started.is_some() { ctx.schedule(3.0, Ev::Done); }
 ///     }
