@@ -2,13 +2,30 @@
 //! those where one field takes several flags (`--radius`, `--slice-ms`, …) or one flag sets
 //! several fields (`--world WxH`), which clap's derive cannot express.
 
+use clap::builder::{IntoResettable, ValueParser};
 use clap::{Arg, ArgMatches};
 
-/// A flag `--id` (underscores as dashes) with the value name clap's derive would give it.
+/// A flag `--id` (underscores as dashes) that takes a value, with the value name clap's
+/// derive would give it; negative numbers are values, not flags (`--end -1` is refused as a
+/// bad end, by validation).
 pub(crate) fn flag(id: &'static str) -> Arg {
     Arg::new(id)
         .long(id.replace('_', "-"))
         .value_name(id.to_uppercase())
+        .allow_negative_numbers(true)
+}
+
+/// A flag `--id` read by `parser`, with its default (shown in the help) and its help.
+pub(crate) fn with_default(
+    id: &'static str,
+    parser: impl IntoResettable<ValueParser>,
+    default: impl ToString,
+    help: &'static str,
+) -> Arg {
+    flag(id)
+        .value_parser(parser)
+        .default_value(default.to_string())
+        .help(help)
 }
 
 /// `field` from flag `id` when the flag (or its default) is there.

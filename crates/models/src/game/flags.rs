@@ -5,10 +5,10 @@
 //! express. Each flag is still declared once, here, with its help; every default is taken
 //! from [`TorchesParams::default`].
 
-use clap::{ArgAction, ArgMatches, Args, Command, FromArgMatches, value_parser};
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches, value_parser};
 
 use super::torches::{TimeSlice, TorchesParams};
-use crate::flags::{flag, set};
+use crate::flags::{flag, set, with_default};
 
 impl Args for TorchesParams {
     fn augment_args(command: Command) -> Command {
@@ -19,45 +19,43 @@ impl Args for TorchesParams {
             TimeSlice::Torches(_) => unreachable!("the default time slice is in milliseconds"),
         };
         command
-            .arg(
-                flag("n")
-                    .value_parser(value_parser!(u32))
-                    .default_value(default.n.to_string())
-                    .help("Number of torches"),
-            )
-            .arg(
-                flag("seconds")
-                    .value_parser(value_parser!(f64))
-                    .default_value(default.seconds.to_string())
-                    .help("Length of the run in game seconds"),
-            )
-            .arg(
-                flag("fps")
-                    .value_parser(value_parser!(f64))
-                    .default_value(default.fps.to_string())
-                    .help("Frames per second"),
-            )
-            .arg(
-                flag("burn_min")
-                    .value_parser(value_parser!(f64))
-                    .default_value(default.burn_min.to_string())
-                    .help("Shortest burn time in seconds"),
-            )
-            .arg(
-                flag("burn_max")
-                    .value_parser(value_parser!(f64))
-                    .default_value(default.burn_max.to_string())
-                    .help("Longest burn time in seconds (burn times uniform in [min, max))"),
-            )
-            .arg(
-                flag("slice_ms")
-                    .value_parser(value_parser!(f64))
-                    .default_value(slice_ms.to_string())
-                    .help(
-                        "Time slice of the chapter's time-sliced update (Listing 2), run beside \
-                         polling and timers, in milliseconds of wall time per frame",
-                    ),
-            )
+            .arg(with_default(
+                "n",
+                value_parser!(u32),
+                default.n,
+                "Number of torches",
+            ))
+            .arg(with_default(
+                "seconds",
+                value_parser!(f64),
+                default.seconds,
+                "Length of the run in game seconds",
+            ))
+            .arg(with_default(
+                "fps",
+                value_parser!(f64),
+                default.fps,
+                "Frames per second",
+            ))
+            .arg(with_default(
+                "burn_min",
+                value_parser!(f64),
+                default.burn_min,
+                "Shortest burn time in seconds",
+            ))
+            .arg(with_default(
+                "burn_max",
+                value_parser!(f64),
+                default.burn_max,
+                "Longest burn time in seconds (burn times uniform in [min, max))",
+            ))
+            .arg(with_default(
+                "slice_ms",
+                value_parser!(f64),
+                slice_ms,
+                "Time slice of the chapter's time-sliced update (Listing 2), run beside polling \
+                 and timers, in milliseconds of wall time per frame",
+            ))
             .arg(
                 flag("slice_torches")
                     .value_parser(value_parser!(u32))
@@ -68,14 +66,15 @@ impl Args for TorchesParams {
                     ),
             )
             .arg(
-                flag("no_slice")
+                Arg::new("no_slice")
+                    .long("no-slice")
                     .action(ArgAction::SetTrue)
                     .conflicts_with_all(["slice_ms", "slice_torches"])
                     .help("Leave the time-sliced update out"),
             )
             .arg(flag("budget").value_parser(value_parser!(u32)).help(
-                "Also run the timers with at most this many callbacks per frame (the \
-                         rest carried over to the next frame, their lateness reported)",
+                "Also run the timers with at most this many callbacks per frame (the rest \
+                 carried over to the next frame, their lateness reported)",
             ))
     }
 

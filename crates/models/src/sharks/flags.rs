@@ -9,7 +9,7 @@ use clap::builder::EnumValueParser;
 use clap::{ArgMatches, Args, Command, FromArgMatches, ValueEnum, value_parser};
 
 use super::{CancelStyle, RandomPopulation, SharksParams};
-use crate::flags::{flag, set};
+use crate::flags::{flag, set, with_default};
 
 /// `W` or `WxH`: the world's width and height.
 fn parse_world(text: &str) -> Result<(f64, f64), String> {
@@ -51,41 +51,41 @@ impl Args for SharksParams {
             .unwrap_or_default();
         command
             .arg(
-                flag("world")
-                    .default_value(world)
-                    .value_parser(parse_world)
-                    .value_name("W[xH]")
-                    .help("World size, W or WxH (a torus)"),
+                with_default(
+                    "world",
+                    parse_world,
+                    world,
+                    "World size, W or WxH (a torus)",
+                )
+                .value_name("W[xH]"),
             )
             .arg(
-                flag("sectors")
-                    .default_value(format!("{}x{}", default.sectors_x, default.sectors_y))
-                    .value_parser(parse_sectors)
-                    .value_name("NXxNY")
-                    .help("Sector grid, NXxNY: the sectors are the LPs"),
+                with_default(
+                    "sectors",
+                    parse_sectors,
+                    format!("{}x{}", default.sectors_x, default.sectors_y),
+                    "Sector grid, NXxNY: the sectors are the LPs",
+                )
+                .value_name("NXxNY"),
             )
-            .arg(
-                flag("end")
-                    .value_parser(value_parser!(f64))
-                    .default_value(default.end.to_string())
-                    .allow_negative_numbers(true)
-                    .help("End of simulated time (contacts at the end still count)"),
-            )
-            .arg(
-                flag("cancel")
-                    .value_parser(EnumValueParser::<CancelStyle>::new())
-                    .default_value(cancel)
-                    .help("How a sector withdraws the arrival of a fish that died first"),
-            )
-            .arg(
-                flag("work")
-                    .value_parser(value_parser!(u32))
-                    .default_value(default.work.to_string())
-                    .help(
-                        "Busy-work iterations per event (the paper's delay loops, to raise \
-                         granularity)",
-                    ),
-            )
+            .arg(with_default(
+                "end",
+                value_parser!(f64),
+                default.end,
+                "End of simulated time (contacts at the end still count)",
+            ))
+            .arg(with_default(
+                "cancel",
+                EnumValueParser::<CancelStyle>::new(),
+                cancel,
+                "How a sector withdraws the arrival of a fish that died first",
+            ))
+            .arg(with_default(
+                "work",
+                value_parser!(u32),
+                default.work,
+                "Busy-work iterations per event (the paper's delay loops, to raise granularity)",
+            ))
     }
 
     fn augment_args_for_update(command: Command) -> Command {
@@ -118,53 +118,49 @@ impl Args for RandomPopulation {
     fn augment_args(command: Command) -> Command {
         let default = RandomPopulation::default();
         command
+            .arg(with_default(
+                "creatures",
+                value_parser!(u32),
+                default.creatures,
+                "Number of creatures in the random population",
+            ))
+            .arg(with_default(
+                "shark_fraction",
+                value_parser!(f64),
+                default.shark_fraction,
+                "Fraction of the creatures that are sharks",
+            ))
+            .arg(with_default(
+                "speed_min",
+                value_parser!(f64),
+                default.speed_min,
+                "Smallest speed (units per time unit)",
+            ))
+            .arg(with_default(
+                "speed_max",
+                value_parser!(f64),
+                default.speed_max,
+                "Largest speed",
+            ))
             .arg(
-                flag("creatures")
-                    .value_parser(value_parser!(u32))
-                    .default_value(default.creatures.to_string())
-                    .help("Number of creatures in the random population"),
-            )
-            .arg(
-                flag("shark_fraction")
-                    .value_parser(value_parser!(f64))
-                    .default_value(default.shark_fraction.to_string())
-                    .allow_negative_numbers(true)
-                    .help("Fraction of the creatures that are sharks"),
-            )
-            .arg(
-                flag("speed_min")
-                    .value_parser(value_parser!(f64))
-                    .default_value(default.speed_min.to_string())
-                    .allow_negative_numbers(true)
-                    .help("Smallest speed (units per time unit)"),
-            )
-            .arg(
-                flag("speed_max")
-                    .value_parser(value_parser!(f64))
-                    .default_value(default.speed_max.to_string())
-                    .allow_negative_numbers(true)
-                    .help("Largest speed"),
-            )
-            .arg(
-                flag("radius")
-                    .value_parser(value_parser!(f64))
-                    .default_value(default.radius_min.to_string())
-                    .allow_negative_numbers(true)
-                    .conflicts_with_all(["radius_min", "radius_max"])
-                    .help("Attack radius of every shark (or give --radius-min and --radius-max)"),
+                with_default(
+                    "radius",
+                    value_parser!(f64),
+                    default.radius_min,
+                    "Attack radius of every shark (or give --radius-min and --radius-max)",
+                )
+                .conflicts_with_all(["radius_min", "radius_max"]),
             )
             .arg(
                 flag("radius_min")
                     .value_parser(value_parser!(f64))
                     .requires("radius_max")
-                    .allow_negative_numbers(true)
                     .help("Smallest attack radius (radii uniform in [min, max])"),
             )
             .arg(
                 flag("radius_max")
                     .value_parser(value_parser!(f64))
                     .requires("radius_min")
-                    .allow_negative_numbers(true)
                     .help("Largest attack radius"),
             )
     }
