@@ -15,6 +15,47 @@ pub(crate) fn flag(id: &'static str) -> Arg {
         .allow_negative_numbers(true)
 }
 
+/// Implements `clap::Args` and `clap::FromArgMatches` for a parameter struct whose flags are
+/// declared by hand: `$augment` adds the flags to a command, `$update` sets the fields from
+/// parsed flags, and parsing starts from the struct's `Default`.
+macro_rules! flags_by_hand {
+    ($params:ty, $augment:path, $update:path) => {
+        impl clap::Args for $params {
+            fn augment_args(command: clap::Command) -> clap::Command {
+                $augment(command)
+            }
+            fn augment_args_for_update(command: clap::Command) -> clap::Command {
+                $augment(command)
+            }
+        }
+
+        impl clap::FromArgMatches for $params {
+            fn from_arg_matches(matches: &clap::ArgMatches) -> Result<$params, clap::Error> {
+                let mut params = <$params>::default();
+                $update(&mut params, matches);
+                Ok(params)
+            }
+            fn update_from_arg_matches(
+                &mut self,
+                matches: &clap::ArgMatches,
+            ) -> Result<(), clap::Error> {
+                $update(self, matches);
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use flags_by_hand;
+
+/// Parses `args` (without the program name) as the flags of `P`.
+#[cfg(test)]
+pub(crate) fn parse<P: clap::Args + clap::FromArgMatches>(args: &[&str]) -> Result<P, clap::Error> {
+    let command = P::augment_args(clap::Command::new("model"));
+    let matches =
+        command.try_get_matches_from(std::iter::once("model").chain(args.iter().copied()))?;
+    P::from_arg_matches(&matches)
+}
+
 /// A flag `--id` read by `parser`, with its default (shown in the help) and its help.
 pub(crate) fn with_default(
     id: &'static str,
@@ -37,19 +78,11 @@ pub(crate) fn set<T: Clone + Send + Sync + 'static>(field: &mut T, matches: &Arg
 
 #[cfg(test)]
 mod tests {
-    use clap::{Args, Command, FromArgMatches};
-
+    use super::parse;
     use crate::game::warlock::{RegenCurve, WarlockParams};
     use crate::mmc::MmcParams;
     use crate::pets::{Durations, PetsParams, Style};
     use crate::phold::PholdParams;
-
-    fn parse<P: Args + FromArgMatches>(args: &[&str]) -> Result<P, clap::Error> {
-        let command = P::augment_args(Command::new("model"));
-        let matches =
-            command.try_get_matches_from(std::iter::once("model").chain(args.iter().copied()))?;
-        P::from_arg_matches(&matches)
-    }
 
     #[test]
     fn derived_flags_default_to_the_library_defaults() {

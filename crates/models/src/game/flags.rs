@@ -5,110 +5,98 @@
 //! express. Each flag is still declared once, here, with its help; every default is taken
 //! from [`TorchesParams::default`].
 
-use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches, value_parser};
+use clap::{Arg, ArgAction, ArgMatches, Command, value_parser};
 
 use super::torches::{TimeSlice, TorchesParams};
-use crate::flags::{flag, set, with_default};
+use crate::flags::{flag, flags_by_hand, set, with_default};
 
-impl Args for TorchesParams {
-    fn augment_args(command: Command) -> Command {
-        let default = TorchesParams::default();
-        // The default slice is a time (the chapter's 2 ms), so `--slice-ms` carries it.
-        let slice_ms = match TimeSlice::default() {
-            TimeSlice::Millis(ms) => ms,
-            TimeSlice::Torches(_) => unreachable!("the default time slice is in milliseconds"),
-        };
-        command
-            .arg(with_default(
-                "n",
-                value_parser!(u32),
-                default.n,
-                "Number of torches",
-            ))
-            .arg(with_default(
-                "seconds",
-                value_parser!(f64),
-                default.seconds,
-                "Length of the run in game seconds",
-            ))
-            .arg(with_default(
-                "fps",
-                value_parser!(f64),
-                default.fps,
-                "Frames per second",
-            ))
-            .arg(with_default(
-                "burn_min",
-                value_parser!(f64),
-                default.burn_min,
-                "Shortest burn time in seconds",
-            ))
-            .arg(with_default(
-                "burn_max",
-                value_parser!(f64),
-                default.burn_max,
-                "Longest burn time in seconds (burn times uniform in [min, max))",
-            ))
-            .arg(with_default(
-                "slice_ms",
-                value_parser!(f64),
-                slice_ms,
-                "Time slice of the chapter's time-sliced update (Listing 2), run beside polling \
+flags_by_hand!(TorchesParams, augment, update);
+
+/// Adds the torches' flags to `command`.
+fn augment(command: Command) -> Command {
+    let default = TorchesParams::default();
+    // The default slice is a time (the chapter's 2 ms), so `--slice-ms` carries it.
+    let slice_ms = match TimeSlice::default() {
+        TimeSlice::Millis(ms) => ms,
+        TimeSlice::Torches(_) => unreachable!("the default time slice is in milliseconds"),
+    };
+    command
+        .arg(with_default(
+            "n",
+            value_parser!(u32),
+            default.n,
+            "Number of torches",
+        ))
+        .arg(with_default(
+            "seconds",
+            value_parser!(f64),
+            default.seconds,
+            "Length of the run in game seconds",
+        ))
+        .arg(with_default(
+            "fps",
+            value_parser!(f64),
+            default.fps,
+            "Frames per second",
+        ))
+        .arg(with_default(
+            "burn_min",
+            value_parser!(f64),
+            default.burn_min,
+            "Shortest burn time in seconds",
+        ))
+        .arg(with_default(
+            "burn_max",
+            value_parser!(f64),
+            default.burn_max,
+            "Longest burn time in seconds (burn times uniform in [min, max))",
+        ))
+        .arg(with_default(
+            "slice_ms",
+            value_parser!(f64),
+            slice_ms,
+            "Time slice of the chapter's time-sliced update (Listing 2), run beside polling \
                  and timers, in milliseconds of wall time per frame",
-            ))
-            .arg(
-                flag("slice_torches")
-                    .value_parser(value_parser!(u32))
-                    .conflicts_with("slice_ms")
-                    .help(
-                        "Slice the time-sliced update by a number of torches per frame instead \
+        ))
+        .arg(
+            flag("slice_torches")
+                .value_parser(value_parser!(u32))
+                .conflicts_with("slice_ms")
+                .help(
+                    "Slice the time-sliced update by a number of torches per frame instead \
                          (deterministic)",
-                    ),
-            )
-            .arg(
-                Arg::new("no_slice")
-                    .long("no-slice")
-                    .action(ArgAction::SetTrue)
-                    .conflicts_with_all(["slice_ms", "slice_torches"])
-                    .help("Leave the time-sliced update out"),
-            )
-            .arg(flag("budget").value_parser(value_parser!(u32)).help(
-                "Also run the timers with at most this many callbacks per frame (the rest \
+                ),
+        )
+        .arg(
+            Arg::new("no_slice")
+                .long("no-slice")
+                .action(ArgAction::SetTrue)
+                .conflicts_with_all(["slice_ms", "slice_torches"])
+                .help("Leave the time-sliced update out"),
+        )
+        .arg(flag("budget").value_parser(value_parser!(u32)).help(
+            "Also run the timers with at most this many callbacks per frame (the rest \
                  carried over to the next frame, their lateness reported)",
-            ))
-    }
-
-    fn augment_args_for_update(command: Command) -> Command {
-        TorchesParams::augment_args(command)
-    }
+        ))
 }
 
-impl FromArgMatches for TorchesParams {
-    /// The parameters the flags give; the seed is the default one (the command line's
-    /// `--seed` sets it for each run).
-    fn from_arg_matches(matches: &ArgMatches) -> Result<TorchesParams, clap::Error> {
-        let mut params = TorchesParams::default();
-        params.update_from_arg_matches(matches)?;
-        Ok(params)
+/// Sets `params` from the parsed flags; the seed is left as it is (the command line's
+/// `--seed` sets it for each run).
+fn update(params: &mut TorchesParams, matches: &ArgMatches) {
+    set(&mut params.n, matches, "n");
+    set(&mut params.seconds, matches, "seconds");
+    set(&mut params.fps, matches, "fps");
+    set(&mut params.burn_min, matches, "burn_min");
+    set(&mut params.burn_max, matches, "burn_max");
+    if matches.get_flag("no_slice") {
+        params.slice = None;
+    } else if let Some(&torches) = matches.get_one::<u32>("slice_torches") {
+        params.slice = Some(TimeSlice::Torches(torches));
+    } else if let Some(&ms) = matches.get_one::<f64>("slice_ms") {
+        params.slice = Some(TimeSlice::Millis(ms));
     }
-
-    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
-        set(&mut self.n, matches, "n");
-        set(&mut self.seconds, matches, "seconds");
-        set(&mut self.fps, matches, "fps");
-        set(&mut self.burn_min, matches, "burn_min");
-        set(&mut self.burn_max, matches, "burn_max");
-        if matches.get_flag("no_slice") {
-            self.slice = None;
-        } else if let Some(&torches) = matches.get_one::<u32>("slice_torches") {
-            self.slice = Some(TimeSlice::Torches(torches));
-        } else if let Some(&ms) = matches.get_one::<f64>("slice_ms") {
-            self.slice = Some(TimeSlice::Millis(ms));
-        }
-        if matches.contains_id("budget") {
-            self.budget = matches.get_one::<u32>("budget").copied();
-        }
-        Ok(())
+    if matches.contains_id("budget") {
+        params.budget = matches.get_one::<u32>("budget").copied();
     }
 }
 
@@ -117,10 +105,7 @@ mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> Result<TorchesParams, clap::Error> {
-        let command = TorchesParams::augment_args(Command::new("torches"));
-        let matches =
-            command.try_get_matches_from(std::iter::once("torches").chain(args.iter().copied()))?;
-        TorchesParams::from_arg_matches(&matches)
+        crate::flags::parse(args)
     }
 
     #[test]

@@ -6,10 +6,10 @@
 //! structs' `Default`.
 
 use clap::builder::EnumValueParser;
-use clap::{ArgMatches, Args, Command, FromArgMatches, ValueEnum, value_parser};
+use clap::{ArgMatches, Command, ValueEnum, value_parser};
 
 use super::{CancelStyle, RandomPopulation, SharksParams};
-use crate::flags::{flag, set, with_default};
+use crate::flags::{flag, flags_by_hand, set, with_default};
 
 /// `W` or `WxH`: the world's width and height.
 fn parse_world(text: &str) -> Result<(f64, f64), String> {
@@ -36,166 +36,145 @@ fn parse_sectors(text: &str) -> Result<(u32, u32), String> {
     Ok((nx, ny))
 }
 
-impl Args for SharksParams {
-    fn augment_args(command: Command) -> Command {
-        let default = SharksParams::default();
-        let world = if default.width == default.height {
-            default.width.to_string()
-        } else {
-            format!("{}x{}", default.width, default.height)
-        };
-        let cancel = default
-            .cancel
-            .to_possible_value()
-            .map(|value| value.get_name().to_string())
-            .unwrap_or_default();
-        command
-            .arg(
-                with_default(
-                    "world",
-                    parse_world,
-                    world,
-                    "World size, W or WxH (a torus)",
-                )
-                .value_name("W[xH]"),
-            )
-            .arg(
-                with_default(
-                    "sectors",
-                    parse_sectors,
-                    format!("{}x{}", default.sectors_x, default.sectors_y),
-                    "Sector grid, NXxNY: the sectors are the LPs",
-                )
-                .value_name("NXxNY"),
-            )
-            .arg(with_default(
-                "end",
-                value_parser!(f64),
-                default.end,
-                "End of simulated time (contacts at the end still count)",
-            ))
-            .arg(with_default(
-                "cancel",
-                EnumValueParser::<CancelStyle>::new(),
-                cancel,
-                "How a sector withdraws the arrival of a fish that died first",
-            ))
-            .arg(with_default(
-                "work",
-                value_parser!(u32),
-                default.work,
-                "Busy-work iterations per event (the paper's delay loops, to raise granularity)",
-            ))
-    }
+flags_by_hand!(SharksParams, augment_world, update_world);
+flags_by_hand!(RandomPopulation, augment_population, update_population);
 
-    fn augment_args_for_update(command: Command) -> Command {
-        SharksParams::augment_args(command)
-    }
+/// Adds the world's flags to `command`.
+fn augment_world(command: Command) -> Command {
+    let default = SharksParams::default();
+    let world = if default.width == default.height {
+        default.width.to_string()
+    } else {
+        format!("{}x{}", default.width, default.height)
+    };
+    let cancel = default
+        .cancel
+        .to_possible_value()
+        .map(|value| value.get_name().to_string())
+        .unwrap_or_default();
+    command
+        .arg(
+            with_default(
+                "world",
+                parse_world,
+                world,
+                "World size, W or WxH (a torus)",
+            )
+            .value_name("W[xH]"),
+        )
+        .arg(
+            with_default(
+                "sectors",
+                parse_sectors,
+                format!("{}x{}", default.sectors_x, default.sectors_y),
+                "Sector grid, NXxNY: the sectors are the LPs",
+            )
+            .value_name("NXxNY"),
+        )
+        .arg(with_default(
+            "end",
+            value_parser!(f64),
+            default.end,
+            "End of simulated time (contacts at the end still count)",
+        ))
+        .arg(with_default(
+            "cancel",
+            EnumValueParser::<CancelStyle>::new(),
+            cancel,
+            "How a sector withdraws the arrival of a fish that died first",
+        ))
+        .arg(with_default(
+            "work",
+            value_parser!(u32),
+            default.work,
+            "Busy-work iterations per event (the paper's delay loops, to raise granularity)",
+        ))
 }
 
-impl FromArgMatches for SharksParams {
-    fn from_arg_matches(matches: &ArgMatches) -> Result<SharksParams, clap::Error> {
-        let mut params = SharksParams::default();
-        params.update_from_arg_matches(matches)?;
-        Ok(params)
+/// Sets `params` from the parsed flags.
+fn update_world(params: &mut SharksParams, matches: &ArgMatches) {
+    if let Some(&(width, height)) = matches.get_one::<(f64, f64)>("world") {
+        (params.width, params.height) = (width, height);
     }
-
-    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
-        if let Some(&(width, height)) = matches.get_one::<(f64, f64)>("world") {
-            (self.width, self.height) = (width, height);
-        }
-        if let Some(&(nx, ny)) = matches.get_one::<(u32, u32)>("sectors") {
-            (self.sectors_x, self.sectors_y) = (nx, ny);
-        }
-        set(&mut self.end, matches, "end");
-        set(&mut self.cancel, matches, "cancel");
-        set(&mut self.work, matches, "work");
-        Ok(())
+    if let Some(&(nx, ny)) = matches.get_one::<(u32, u32)>("sectors") {
+        (params.sectors_x, params.sectors_y) = (nx, ny);
     }
+    set(&mut params.end, matches, "end");
+    set(&mut params.cancel, matches, "cancel");
+    set(&mut params.work, matches, "work");
 }
 
-impl Args for RandomPopulation {
-    fn augment_args(command: Command) -> Command {
-        let default = RandomPopulation::default();
-        command
-            .arg(with_default(
-                "creatures",
-                value_parser!(u32),
-                default.creatures,
-                "Number of creatures in the random population",
-            ))
-            .arg(with_default(
-                "shark_fraction",
+/// Adds the random population's flags to `command`.
+fn augment_population(command: Command) -> Command {
+    let default = RandomPopulation::default();
+    command
+        .arg(with_default(
+            "creatures",
+            value_parser!(u32),
+            default.creatures,
+            "Number of creatures in the random population",
+        ))
+        .arg(with_default(
+            "shark_fraction",
+            value_parser!(f64),
+            default.shark_fraction,
+            "Fraction of the creatures that are sharks",
+        ))
+        .arg(with_default(
+            "speed_min",
+            value_parser!(f64),
+            default.speed_min,
+            "Smallest speed (units per time unit)",
+        ))
+        .arg(with_default(
+            "speed_max",
+            value_parser!(f64),
+            default.speed_max,
+            "Largest speed",
+        ))
+        .arg(
+            with_default(
+                "radius",
                 value_parser!(f64),
-                default.shark_fraction,
-                "Fraction of the creatures that are sharks",
-            ))
-            .arg(with_default(
-                "speed_min",
-                value_parser!(f64),
-                default.speed_min,
-                "Smallest speed (units per time unit)",
-            ))
-            .arg(with_default(
-                "speed_max",
-                value_parser!(f64),
-                default.speed_max,
-                "Largest speed",
-            ))
-            .arg(
-                with_default(
-                    "radius",
-                    value_parser!(f64),
-                    default.radius_min,
-                    "Attack radius of every shark (or give --radius-min and --radius-max)",
-                )
-                .conflicts_with_all(["radius_min", "radius_max"]),
+                default.radius_min,
+                "Attack radius of every shark (or give --radius-min and --radius-max)",
             )
-            .arg(
-                flag("radius_min")
-                    .value_parser(value_parser!(f64))
-                    .requires("radius_max")
-                    .help("Smallest attack radius (radii uniform in [min, max])"),
-            )
-            .arg(
-                flag("radius_max")
-                    .value_parser(value_parser!(f64))
-                    .requires("radius_min")
-                    .help("Largest attack radius"),
-            )
-    }
-
-    fn augment_args_for_update(command: Command) -> Command {
-        RandomPopulation::augment_args(command)
-    }
+            .conflicts_with_all(["radius_min", "radius_max"]),
+        )
+        .arg(
+            flag("radius_min")
+                .value_parser(value_parser!(f64))
+                .requires("radius_max")
+                .help("Smallest attack radius (radii uniform in [min, max])"),
+        )
+        .arg(
+            flag("radius_max")
+                .value_parser(value_parser!(f64))
+                .requires("radius_min")
+                .help("Largest attack radius"),
+        )
 }
 
-impl FromArgMatches for RandomPopulation {
-    fn from_arg_matches(matches: &ArgMatches) -> Result<RandomPopulation, clap::Error> {
-        let mut population = RandomPopulation::default();
-        population.update_from_arg_matches(matches)?;
-        Ok(population)
-    }
-
-    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
-        set(&mut self.creatures, matches, "creatures");
-        set(&mut self.shark_fraction, matches, "shark_fraction");
-        set(&mut self.speed_min, matches, "speed_min");
-        set(&mut self.speed_max, matches, "speed_max");
-        // `--radius` gives every shark one radius; `--radius-min` and `--radius-max` (which
-        // clap requires together and refuses beside `--radius`) a range.
-        let radius = matches.get_one::<f64>("radius").copied();
-        let min = matches.get_one::<f64>("radius_min").copied().or(radius);
-        let max = matches.get_one::<f64>("radius_max").copied().or(radius);
-        if let (Some(min), Some(max)) = (min, max) {
-            (self.radius_min, self.radius_max) = (min, max);
-        }
-        Ok(())
+/// Sets `population` from the parsed flags.
+fn update_population(population: &mut RandomPopulation, matches: &ArgMatches) {
+    set(&mut population.creatures, matches, "creatures");
+    set(&mut population.shark_fraction, matches, "shark_fraction");
+    set(&mut population.speed_min, matches, "speed_min");
+    set(&mut population.speed_max, matches, "speed_max");
+    // `--radius` gives every shark one radius; `--radius-min` and `--radius-max` (which
+    // clap requires together and refuses beside `--radius`) a range.
+    let radius = matches.get_one::<f64>("radius").copied();
+    let min = matches.get_one::<f64>("radius_min").copied().or(radius);
+    let max = matches.get_one::<f64>("radius_max").copied().or(radius);
+    if let (Some(min), Some(max)) = (min, max) {
+        (population.radius_min, population.radius_max) = (min, max);
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use clap::{Args, FromArgMatches};
+
     use super::*;
 
     fn parse(args: &[&str]) -> Result<(SharksParams, RandomPopulation), clap::Error> {
