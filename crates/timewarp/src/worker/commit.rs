@@ -167,7 +167,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
             (self.shared.warnings)(&Warning::MemoryBudgetExceeded { budget, used });
         }
         if self.settings.adaptive_window {
-            self.window.adapt(now, progress);
+            let (stalled, elapsed) = self.stall.lap();
+            self.window.adapt(now, progress, stalled, elapsed);
         }
         self.checkpoint.adapt(progress);
     }
@@ -207,7 +208,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     .partition_point(|record| record.key < bound)
                     .max(start)
             };
+            let mut effects = 0;
             for record in lp.processed.range_mut(start..end) {
+                effects += record.effects as usize;
                 self.trace.add(&record.key, lp.id);
                 if self.settings.content_hash {
                     let bytes = &mut self.scratch.encoded.0;
@@ -250,13 +253,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 self.sizes.records -= keep;
                 lp.committed_prefix = (end - keep) as u32;
             }
-            while lp
-                .effects
-                .front()
-                .is_some_and(|record| record.cause < bound)
-            {
-                lp.effects.pop_front();
-                self.sizes.effects -= 1;
+            // The effects of the records just committed are the log's first (those of the
+            // records committed before left then), and no rollback can undo them now.
+            if !lp.effects.is_empty() {
+                lp.effects.drain(..effects);
+                self.sizes.effects -= effects;
             }
             if lp.processed.len() > lp.committed_prefix as usize {
                 self.lists.dirty[kept] = l as u32;

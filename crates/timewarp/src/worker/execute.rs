@@ -8,7 +8,7 @@ use warpsim_core::kernel_api::{Effect, encode_event, panic_message};
 use warpsim_core::{Ctx, EventKey, LogicalProcess, SimError};
 
 use super::Worker;
-use super::lp::{EffectRecord, Failure, Logged, Processed, Undo};
+use super::lp::{Failure, Logged, Processed, Undo};
 use crate::message::Msg;
 
 impl<M: LogicalProcess> Worker<'_, M> {
@@ -138,6 +138,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
             event: kept,
             snapshot,
             outputs: emitted,
+            // `log_and_send` logs one entry per effect.
+            effects: effects.len() as u32,
         });
         self.sizes.records += 1;
         if !lp.in_dirty {
@@ -258,10 +260,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             {
                 lp.effects = buffer;
             }
-            lp.effects.push_back(EffectRecord {
-                cause,
-                effect: logged,
-            });
+            lp.effects.push_back(logged);
             self.sizes.effects += 1;
         }
     }

@@ -17,6 +17,9 @@ pub(super) struct Processed<M: LogicalProcess> {
     pub(super) snapshot: Option<(M, LpMeta)>,
     /// What the handler emitted; leaves at commit.
     pub(super) outputs: Vec<M::Output>,
+    /// How many entries of the LP's effect log this event made (its sends, cancels and
+    /// moves), the last ones for the LP's newest record.
+    pub(super) effects: u32,
 }
 
 /// What a processed event did to the event set.
@@ -38,10 +41,11 @@ pub(super) enum Logged<E> {
     },
 }
 
-pub(super) struct EffectRecord<E> {
-    pub(super) cause: EventKey,
-    pub(super) effect: Logged<E>,
-}
+/// One entry of an LP's effect log. Its cause is not stored: the log holds the effects of
+/// the LP's uncommitted records in order, and each record counts its own
+/// ([`Processed::effects`]), so a rollback or a commit knows how many to take — 32 bytes
+/// less per entry, written for every event sent.
+pub(super) type EffectRecord<E> = Logged<E>;
 
 /// A send of an undone event whose antimessage lazy cancellation holds back.
 pub(super) struct Deferred<E> {

@@ -91,6 +91,20 @@ impl<M: LogicalProcess> Worker<'_, M> {
             self.lps[l].rare_mut().hold = Some(target.time);
         }
         self.restore(l, i);
+        // Undo the effects of the undone events, newest first (the log holds each record's
+        // effects in order, the newest record's last).
+        for index in (i..self.lps[l].processed.len()).rev() {
+            let record = &self.lps[l].processed[index];
+            let (cause, count) = (record.key, record.effects);
+            for _ in 0..count {
+                let lp = &mut self.lps[l];
+                let Some(effect) = lp.effects.pop_back() else {
+                    break;
+                };
+                self.sizes.effects -= 1;
+                self.undo_effect(l, cause, effect);
+            }
+        }
         let lp = &mut self.lps[l];
         let undone = lp.processed.len() - i;
         if self.settings.memory.is_some() {
@@ -116,50 +130,46 @@ impl<M: LogicalProcess> Worker<'_, M> {
         if let Some(key) = collided {
             self.collided(l, key);
         }
-        // Undo the effects of the undone events, newest first.
-        loop {
-            let lp = &mut self.lps[l];
-            if lp.effects.back().is_none_or(|record| record.cause < target) {
-                break;
-            }
-            let Some(record) = lp.effects.pop_back() else {
-                break;
-            };
-            self.sizes.effects -= 1;
-            match record.effect {
-                Logged::Send {
+        self.clear_failure(l, target);
+    }
+
+    /// Undoes one logged effect of LP `l`'s event `cause`: an antimessage for a send (or, in
+    /// lazy mode, the send deferred until the event runs again), a restore for a cancel, the
+    /// reverse move for a move.
+    fn undo_effect(&mut self, l: usize, cause: EventKey, effect: Logged<M::Event>) {
+        match effect {
+            Logged::Send {
+                key,
+                dest,
+                event: Some(event),
+            } if self.settings.lazy => {
+                let lp = &mut self.lps[l];
+                lp.rare_mut().deferred.push(Deferred {
+                    cause,
                     key,
                     dest,
-                    event: Some(event),
-                } if self.settings.lazy => {
-                    lp.rare_mut().deferred.push(Deferred {
-                        cause: record.cause,
-                        key,
-                        dest,
-                        event,
-                    });
-                    self.sizes.deferred += 1;
-                    if !lp.in_deferred {
-                        lp.in_deferred = true;
-                        self.lists.deferred.push(l as u32);
-                    }
-                }
-                Logged::Send { key, dest, .. } => self.send_anti(key, dest),
-                Logged::Withdraw { key, dest } => {
-                    self.counters.retractions += 1;
-                    self.transmit(Msg::Restore { key, dest });
-                }
-                Logged::Move { dest, from, to } => {
-                    self.counters.retractions += 1;
-                    self.transmit(Msg::Move {
-                        dest,
-                        from: to,
-                        to: from,
-                    });
+                    event,
+                });
+                self.sizes.deferred += 1;
+                if !lp.in_deferred {
+                    lp.in_deferred = true;
+                    self.lists.deferred.push(l as u32);
                 }
             }
+            Logged::Send { key, dest, .. } => self.send_anti(key, dest),
+            Logged::Withdraw { key, dest } => {
+                self.counters.retractions += 1;
+                self.transmit(Msg::Restore { key, dest });
+            }
+            Logged::Move { dest, from, to } => {
+                self.counters.retractions += 1;
+                self.transmit(Msg::Move {
+                    dest,
+                    from: to,
+                    to: from,
+                });
+            }
         }
-        self.clear_failure(l, target);
     }
 
     pub(super) fn send_anti(&mut self, key: EventKey, dest: LpId) {
