@@ -340,3 +340,96 @@ impl<M: Model> Scenario for UserArgs<M> {
         Ok(outcome)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use warpsim_core::{Ctx, FinishCtx, Kernel, RunConfig, Sequential};
+
+    use super::*;
+
+    /// Two LPs ticking every `step` (1 and 2) until `end`; each reports its ticks at the end.
+    #[derive(Debug, Clone, clap::Args, serde::Serialize)]
+    struct Ticks {
+        #[arg(long, default_value_t = 10.0)]
+        end: f64,
+    }
+
+    #[derive(Debug, Clone)]
+    struct Ticker {
+        step: f64,
+        ticks: u64,
+    }
+
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    struct Count {
+        ticks: u64,
+        label: String,
+    }
+
+    impl LogicalProcess for Ticker {
+        type Event = ();
+        type Output = Count;
+        fn init(&mut self, ctx: &mut Ctx<Self>) {
+            ctx.schedule(self.step, ());
+        }
+        fn on_event(&mut self, _: (), ctx: &mut Ctx<Self>) {
+            self.ticks += 1;
+            ctx.schedule(self.step, ());
+        }
+        fn finish(&mut self, ctx: &mut FinishCtx<Self>) {
+            ctx.emit(Count {
+                ticks: self.ticks,
+                label: "not a number".into(),
+            });
+        }
+    }
+
+    impl Model for Ticks {
+        type Lp = Ticker;
+        fn build(&self) -> Result<Vec<Ticker>, BoxError> {
+            Ok([1.0, 2.0].map(|step| Ticker { step, ticks: 0 }).to_vec())
+        }
+    }
+
+    /// Parameters without an `end`.
+    #[derive(Debug, Clone, clap::Args, serde::Serialize)]
+    struct Endless {
+        #[arg(long, default_value_t = 1)]
+        lps: u32,
+    }
+
+    impl Model for Endless {
+        type Lp = Ticker;
+        fn build(&self) -> Result<Vec<Ticker>, BoxError> {
+            Ok(vec![
+                Ticker {
+                    step: 1.0,
+                    ticks: 0
+                };
+                self.lps as usize
+            ])
+        }
+    }
+
+    #[test]
+    fn a_run_ends_at_the_parameter_end_by_default() {
+        assert_eq!(Ticks { end: 10.0 }.end_time(), 10.0);
+        assert_eq!(Endless { lps: 1 }.end_time(), f64::INFINITY);
+    }
+
+    #[test]
+    fn the_default_metrics_average_the_outputs_numbers() {
+        let params = Ticks { end: 10.0 };
+        let mut outputs = Vec::new();
+        Sequential::new(RunConfig::new(1).end_time(params.end_time()))
+            .run(params.build().unwrap(), &mut outputs)
+            .unwrap();
+        // Ticks at 1..=9 and at 2, 4, 6, 8 (the end is exclusive): 9 and 4.
+        let ticks: Vec<u64> = outputs.iter().map(|c| c.output.ticks).collect();
+        assert_eq!(ticks, [9, 4]);
+        let metrics = params.metrics(&outputs);
+        assert_eq!(metrics.get("ticks"), Some(6.5));
+        assert_eq!(metrics.get("label"), None);
+        assert_eq!(Model::metrics(&params, &[]), Metrics::new());
+    }
+}
