@@ -35,7 +35,8 @@ impl<D: rand_distr::Distribution<f64>> Patience for &D {
 /// The methods that start a service return the member being served, so the model schedules
 /// the end of its service (the one thing it decides).
 ///
-/// Plain `Clone` data, like the blocks it is made of, so it rolls back with the LP.
+/// Plain `Clone` + serde data, like the blocks it is made of, so it rolls back (and is
+/// saved) with the LP.
 ///
 /// ```
 /// use serde::{Deserialize, Serialize};
@@ -46,7 +47,7 @@ impl<D: rand_distr::Distribution<f64>> Patience for &D {
 /// enum Ev { Arrive, Done, GiveUp(Ticket) }
 ///
 /// /// One server; customers at 0, 1, 2 each need 3, and give up after waiting 2.5.
-/// #[derive(Clone)]
+/// #[derive(Clone, Serialize, Deserialize)]
 /// struct Shop { desk: Station<()> }
 ///
 /// impl LogicalProcess for Shop {
@@ -80,7 +81,7 @@ impl<D: rand_distr::Distribution<f64>> Patience for &D {
 /// assert_eq!(summary.mean_wait, 1.0);
 /// assert_eq!(summary.utilisation, 0.6);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Station<T> {
     servers: Resource,
     line: WaitLine<T>,

@@ -21,7 +21,7 @@ impl Ticket {
 }
 
 /// A member that left the line to be served.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Served<T> {
     /// What joined.
     pub item: T,
@@ -31,7 +31,7 @@ pub struct Served<T> {
     pub waited: f64,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Waiting<T> {
     ticket: Ticket,
     item: T,
@@ -57,7 +57,7 @@ struct Waiting<T> {
 /// #[derive(Clone, Serialize, Deserialize)]
 /// enum Ev { Arrive(u32), GiveUp(Ticket), Serve }
 ///
-/// #[derive(Clone, Default)]
+/// #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
 /// struct Desk { line: WaitLine<u32> }
 ///
 /// impl LogicalProcess for Desk {
@@ -88,7 +88,7 @@ struct Waiting<T> {
 /// // Length 1 on [1, 2), 2 on [2, 3), 3 on [3, 3.5), 2 on [3.5, 4): 5.5 over 10.
 /// assert!((mean_length - 0.55).abs() < 1e-12);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct WaitLine<T> {
     waiting: VecDeque<Waiting<T>>,
     next_ticket: u64,
