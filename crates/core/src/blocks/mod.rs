@@ -1,7 +1,7 @@
 //! Building blocks for the state of an LP: statistics ([`Tally`], [`TimeAverage`],
 //! [`Histogram`]), a wait line whose members may renege ([`WaitLine`]), timers named by a
-//! key ([`KeyedTimers`]), a resource with a capacity ([`Resource`]) and a service station made of
-//! both, servers and the line in front of them ([`Station`]).
+//! key ([`KeyedTimers`]), a resource with a capacity ([`Resource`]), and a service station
+//! made of the last two, servers and the line in front of them ([`Station`]).
 //!
 //! Every block is plain `Clone` data kept in the LP's own state, so an optimistic kernel
 //! saves and restores it with the LP — rollback costs the model nothing. Blocks that schedule
