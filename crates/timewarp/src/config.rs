@@ -264,14 +264,10 @@ impl TimeWarp {
     /// ran, both decayed by half per GVT. Above a quarter it halves its window (starting
     /// from how far past GVT it had run) and remembers where it thrashed; below 5% it grows
     /// it by a quarter, but to no more than three quarters of where it last thrashed, a
-    /// mark that fades by 2% per calm GVT. Waiting is weighed too: when the worker spends
-    /// more of its wall time blocked at the window than it wastes in rollbacks (and more than
-    /// 5%), and GVT moved on by at least half the window (the window binds the whole run,
-    /// not one slow or descheduled peer), the window doubles and the mark is forgotten, so a
-    /// transient cannot throttle a run for good; once it is far wider than what runs, it is
-    /// dropped. The window never narrows below a span that holds about 32 of the worker's
-    /// own events. Runs that do not thrash never get a window. Results do not depend on it,
-    /// only speed.
+    /// mark that fades by 2% per calm GVT. The window never narrows below a span that holds
+    /// about 512 of the worker's own events (or GVT rounds, not rollbacks, would set the
+    /// pace). Runs that do not thrash never get a window. Results do not depend on it, only
+    /// speed.
     pub fn adaptive_window(mut self, on: bool) -> TimeWarp {
         self.adaptive_window = on;
         self

@@ -2,19 +2,9 @@
 //! interval and the memory budget's window. They change only speed, never what commits, and
 //! are plain structs — numbers in, a decision out — so each is tested here without threads.
 
-/// The fewest events of its own the memory budget's window should hold (narrower, GVT rounds
-/// rather than rollbacks would set the pace).
+/// The fewest events of its own an adaptive window should hold (narrower, GVT rounds rather
+/// than rollbacks would set the pace).
 pub(crate) const WINDOW_EVENTS: f64 = 512.0;
-
-/// The fewest events of its own an adaptive optimism window should hold: narrow windows are
-/// what small models with a lot of interaction need (Sharks World with 128 creatures runs
-/// best about 20 time units ahead of GVT, a few dozen events), and a window too narrow for
-/// the run shows up as waiting, which widens it (see [`WindowControl`]).
-pub(crate) const WINDOW_FLOOR_EVENTS: f64 = 32.0;
-
-/// The share of its time a worker may wait at the optimism window before the window widens
-/// even though rollbacks waste less.
-const STALL_TOLERATED: f64 = 0.05;
 
 /// How much the memory of the window a worker thrashed at fades per calm GVT.
 const CLIFF_FADE: f64 = 1.02;
@@ -40,11 +30,7 @@ pub(crate) struct Progress {
 /// The optimism window (see [`TimeWarp::adaptive_window`](crate::TimeWarp::adaptive_window)).
 /// Runaway optimism — an LP far ahead whose work keeps being undone by stragglers — is Time
 /// Warp's classic instability; bounding it turns wasted work into waiting, which a GVT round
-/// ends. But waiting is a cost too, and the controller weighs the two: the share of its
-/// events a worker rolled back against the share of its time it sat at the window. A window
-/// that makes the worker wait more than rollbacks would waste is widened at once, whatever
-/// happened before — so one transient (a thread descheduled for a moment on a shared
-/// machine, a burst of stragglers at the start) cannot throttle a run for good.
+/// ends.
 #[derive(Debug, Clone)]
 pub(crate) struct WindowControl {
     /// The window in force: the fixed one, or the adaptive one.
@@ -53,15 +39,11 @@ pub(crate) struct WindowControl {
     /// back then.
     horizon: f64,
     at_last_gvt: (u64, u64),
-    /// The decayed events rolled back and run, the decayed seconds spent waiting at the
-    /// window and elapsed, the rate (own events committed per unit of simulated time), and
-    /// the window it last thrashed at.
+    /// The decayed events rolled back and run, the rate (own events committed per unit of
+    /// simulated time), and the window it last thrashed at.
     waste: (f64, f64),
-    stall: (f64, f64),
     rate: f64,
     cliff: f64,
-    /// The GVT at the last look.
-    last_gvt: f64,
 }
 
 impl WindowControl {
@@ -72,10 +54,8 @@ impl WindowControl {
             horizon: 0.0,
             at_last_gvt: (0, 0),
             waste: (0.0, 0.0),
-            stall: (0.0, 0.0),
             rate: 0.0,
             cliff: f64::INFINITY,
-            last_gvt: 0.0,
         }
     }
 
@@ -96,15 +76,10 @@ impl WindowControl {
         self.horizon
     }
 
-    /// Adapts the window to the waste since the last GVT, `gvt` being the new GVT's time;
-    /// the worker waited `stalled` of the `elapsed` seconds since then at the window.
-    pub(crate) fn adapt(&mut self, gvt: f64, progress: Progress, stalled: f64, elapsed: f64) {
-        // Waiting counts whether or not enough events ran to judge the waste: a worker
-        // stalled for a whole interval runs none at all.
-        self.stall.0 = 0.5 * self.stall.0 + stalled;
-        self.stall.1 = 0.5 * self.stall.1 + elapsed;
+    /// Adapts the window to the waste since the last GVT, `gvt` being the new GVT's time.
+    pub(crate) fn adapt(&mut self, gvt: f64, progress: Progress) {
         let ran = progress.processed - self.at_last_gvt.0;
-        if ran < 64 && stalled < 0.5 * elapsed {
+        if ran < 64 {
             // Too little evidence; keep counting.
             return;
         }
@@ -114,46 +89,23 @@ impl WindowControl {
         // other thread descheduled for a moment) would otherwise read as thrashing.
         self.waste.0 = 0.5 * self.waste.0 + (progress.rolled_back - self.at_last_gvt.1) as f64;
         self.waste.1 = 0.5 * self.waste.1 + ran as f64;
-        let waste = if self.waste.1 > 0.0 {
-            self.waste.0 / self.waste.1
-        } else {
-            0.0
-        };
-        let stall = if self.stall.1 > 0.0 {
-            self.stall.0 / self.stall.1
-        } else {
-            0.0
-        };
+        let waste = self.waste.0 / self.waste.1;
         if gvt > 0.0 && gvt.is_finite() {
             self.rate = progress.committed as f64 / gvt;
         }
-        // Never so narrow that a window holds fewer than a few dozen of this worker's
+        // Never so narrow that a window holds fewer than a few hundred of this worker's
         // events: below that, GVT rounds, not rollbacks, would set the pace.
         let floor = if self.rate > 0.0 {
-            WINDOW_FLOOR_EVENTS / self.rate
+            WINDOW_EVENTS / self.rate
         } else {
             0.0
         };
-        let advance = gvt - self.last_gvt;
-        self.last_gvt = gvt;
-        if stall > waste.max(STALL_TOLERATED)
-            && let Some(window) = self.window
-            && advance >= 0.5 * window
-        {
-            // The window costs more in waiting than rollbacks would waste, and it binds the
-            // whole run (GVT moved on by most of it: every worker was waiting at it, not for
-            // one slow peer — descheduled, say — whose lag no window can make up): widen it
-            // fast, and forget the cliff that held it back (a transient, or it moved).
-            let wider = (window * 2.0).max(floor);
-            self.cliff = self.cliff.max(2.0 * wider);
-            // Far wider than anything that ran: nothing is throttled any more.
-            self.window = (wider <= 4.0 * span.max(floor)).then_some(wider);
-        } else if waste > 0.25 {
-            // Optimism has a cliff (Sharks World on 2 threads runs at 99% efficiency with 40
-            // time units ahead of GVT and at 55% with 80), and waste stays low right up to
-            // it, so a window that grew while the waste was low would jump over it again
-            // and again. The window where it last thrashed is remembered, and calm growth
-            // stops short of it; that memory fades, and waiting lifts it at once (above).
+        // Optimism has a cliff (Sharks World on 2 threads runs at 99% efficiency with 40
+        // time units ahead of GVT and at 55% with 80), and waste stays low right up to it,
+        // so a window that grew while the waste was low would jump over it again and again.
+        // The window where it last thrashed is remembered, and growth stops short of it;
+        // that memory fades slowly, so a transient does not throttle a run for good.
+        if waste > 0.25 {
             let at = self.window.map_or(span, |window| window.min(span));
             self.cliff = at;
             self.window = Some((at * 0.5).max(floor));
@@ -345,8 +297,8 @@ fn smooth(mean: f64, sample: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::{
-        CheckpointControl, MAX_CHECKPOINT, MemoryControl, Progress, WINDOW_FLOOR_EVENTS,
-        WindowControl, best_interval,
+        CheckpointControl, MAX_CHECKPOINT, MemoryControl, Progress, WINDOW_EVENTS, WindowControl,
+        best_interval,
     };
 
     #[test]
@@ -405,92 +357,32 @@ mod tests {
         let mut control = WindowControl::new(Some(100.0));
         // Ran 80 time units past GVT 10 and rolled back half: halve from the span run.
         control.ran(90.0);
-        control.adapt(10.0, progress(10_000, 5_000, 5_000), 0.0, 1.0);
+        control.adapt(10.0, progress(10_000, 5_000, 5_000));
         assert_eq!(control.window(), Some(40.0));
         // Calm GVTs: grow by a quarter, but only to 3/4 of the cliff (80, fading 2% a step).
         let mut processed = 10_000;
         for _ in 0..10 {
             processed += 10_000;
             control.ran(20.0);
-            control.adapt(
-                20.0,
-                progress(processed, 5_000, processed - 5_000),
-                0.0,
-                1.0,
-            );
+            control.adapt(20.0, progress(processed, 5_000, processed - 5_000));
         }
         let window = control.window().unwrap();
         assert!(window > 40.0 && window <= 0.75 * 80.0 * 1.02f64.powi(10) + 1e-9);
-        // Never narrower than WINDOW_FLOOR_EVENTS of the worker's events: 1 event per time
-        // unit committed over 1000 units means a floor of 32 units.
+        // Never narrower than WINDOW_EVENTS of the worker's events: 1 event per time unit
+        // committed over 1000 units means a floor of 512 units.
         let mut control = WindowControl::new(Some(1.0));
         control.ran(1001.0);
-        control.adapt(1000.0, progress(10_000, 9_000, 1000), 0.0, 1.0);
-        assert_eq!(control.window(), Some(WINDOW_FLOOR_EVENTS));
+        control.adapt(1000.0, progress(10_000, 9_000, 1000));
+        assert_eq!(control.window(), Some(WINDOW_EVENTS));
         // Without a window, a run that does not thrash never gets one.
         let mut control = WindowControl::new(None);
         control.ran(50.0);
-        control.adapt(10.0, progress(10_000, 10, 9_990), 0.0, 1.0);
+        control.adapt(10.0, progress(10_000, 10, 9_990));
         assert_eq!(control.window(), None);
         // Too few events since the last GVT: no decision.
         let mut control = WindowControl::new(Some(8.0));
-        control.adapt(10.0, progress(63, 60, 3), 0.0, 1.0);
+        control.adapt(10.0, progress(63, 60, 3));
         assert_eq!(control.window(), Some(8.0));
-    }
-
-    #[test]
-    fn waiting_at_the_window_widens_it_past_an_old_cliff_and_then_drops_it() {
-        // A transient: half the work rolled back, so the window halves to 40 and the cliff is
-        // remembered at 80.
-        let mut control = WindowControl::new(None);
-        control.ran(90.0);
-        control.adapt(10.0, progress(10_000, 5_000, 5_000), 0.0, 1.0);
-        assert_eq!(control.window(), Some(40.0));
-        // Then no rollbacks, but the worker waits at the window for 60% of its time while
-        // GVT moves on by the whole window each round (every worker waits at it): the
-        // window doubles at every GVT, past the old cliff, and once it is far wider than
-        // what runs (4 × the span of 100), it is dropped.
-        let mut processed = 10_000;
-        let mut gvt = 10.0;
-        let mut windows = Vec::new();
-        for _ in 0..4 {
-            processed += 10_000;
-            gvt += control.window().unwrap_or(0.0);
-            control.ran(gvt + 100.0);
-            control.adapt(gvt, progress(processed, 5_000, processed - 5_000), 0.6, 1.0);
-            windows.push(control.window());
-        }
-        assert_eq!(
-            windows,
-            vec![Some(80.0), Some(160.0), Some(320.0), None],
-            "{windows:?}"
-        );
-        // Waiting a little (under 5% of the time) does not widen it: the decayed waste
-        // (2,500 of 15,000 events, 17%) holds it where it is.
-        let mut control = WindowControl::new(None);
-        control.ran(90.0);
-        control.adapt(10.0, progress(10_000, 5_000, 5_000), 0.0, 1.0);
-        control.ran(30.0);
-        control.adapt(20.0, progress(20_000, 5_000, 15_000), 0.01, 1.0);
-        assert_eq!(control.window(), Some(40.0));
-        // Waiting for a slow peer (GVT moved on by 5, an eighth of the window of 40): no
-        // wider window would help, so it does not widen.
-        let mut control = WindowControl::new(None);
-        control.ran(90.0);
-        control.adapt(10.0, progress(10_000, 5_000, 5_000), 0.0, 1.0);
-        control.ran(55.0);
-        control.adapt(15.0, progress(20_000, 5_000, 15_000), 0.9, 1.0);
-        assert_eq!(control.window(), Some(40.0));
-        // Waiting while the run thrashes more than it waits: the window still halves.
-        let mut control = WindowControl::new(Some(100.0));
-        control.ran(90.0);
-        control.adapt(10.0, progress(10_000, 6_000, 4_000), 0.3, 1.0);
-        assert_eq!(control.window(), Some(40.0));
-        // A worker stalled for a whole interval ran nothing, and still widens.
-        let mut control = WindowControl::new(Some(10.0));
-        control.ran(15.0);
-        control.adapt(10.0, progress(0, 0, 0), 0.9, 1.0);
-        assert_eq!(control.window(), Some(20.0));
     }
 
     #[test]

@@ -68,8 +68,7 @@
 //! **Flow control.** `window(Some(w))` runs no event later than `GVT + w`; without a fixed
 //! window each worker adapts its own ([`TimeWarp::adaptive_window`]): halved while more than
 //! a quarter of its work is rolled back, grown by a quarter once less than 5% is but kept
-//! short of where it last thrashed, doubled at once when waiting at it costs the worker
-//! more of its time than rollbacks waste, never below a few dozen of its events.
+//! short of where it last thrashed, never below a few hundred of its events.
 //!
 //! **Memory.** `memory(Some(b))` bounds an estimate of the kernel's storage: pending events,
 //! processed records with their state saves, effect logs, deferred and withdrawn events and

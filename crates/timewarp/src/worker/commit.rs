@@ -167,8 +167,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             (self.shared.warnings)(&Warning::MemoryBudgetExceeded { budget, used });
         }
         if self.settings.adaptive_window {
-            let (stalled, elapsed) = self.stall.lap();
-            self.window.adapt(now, progress, stalled, elapsed);
+            self.window.adapt(now, progress);
         }
         self.checkpoint.adapt(progress);
     }

@@ -43,7 +43,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use warpsim_core::kernel_api::{Effect, encode_event, panic_message};
@@ -93,8 +93,6 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     /// Events run since this worker last started a GVT round.
     since_gvt_start: u64,
     window: WindowControl,
-    /// Time spent waiting at the optimism window, for its controller.
-    stall: StallClock,
     checkpoint: CheckpointControl,
     /// The memory budget's controller, when there is a budget.
     memory: Option<MemoryControl>,
@@ -209,54 +207,6 @@ impl<M: LogicalProcess> Spare<M> {
     }
 }
 
-/// The wall time a worker spends blocked at its optimism window, between two GVTs: what the
-/// window costs, which its controller weighs against the rollbacks it saves (see
-/// [`WindowControl`]). The clock is read only when a stall begins or ends and at a GVT.
-struct StallClock {
-    since: Option<Instant>,
-    stalled: Duration,
-    lap_start: Instant,
-}
-
-impl StallClock {
-    fn new() -> StallClock {
-        StallClock {
-            since: None,
-            stalled: Duration::ZERO,
-            lap_start: Instant::now(),
-        }
-    }
-
-    /// The worker stopped at the window (again, perhaps).
-    #[inline]
-    fn began(&mut self) {
-        if self.since.is_none() {
-            self.since = Some(Instant::now());
-        }
-    }
-
-    /// The worker runs an event: a stall, if there was one, is over.
-    #[inline]
-    fn ended(&mut self) {
-        if let Some(since) = self.since.take() {
-            self.stalled += since.elapsed();
-        }
-    }
-
-    /// The seconds stalled and elapsed since the last lap; starts the next one.
-    fn lap(&mut self) -> (f64, f64) {
-        let now = Instant::now();
-        if let Some(since) = self.since.as_mut() {
-            self.stalled += now - *since;
-            *since = now;
-        }
-        let stalled = std::mem::take(&mut self.stalled).as_secs_f64();
-        let elapsed = (now - self.lap_start).as_secs_f64();
-        self.lap_start = now;
-        (stalled, elapsed)
-    }
-}
-
 /// The worker's LPs (by index) with uncommitted records, with deferred sends, with
 /// withdrawn events, failed, and held back after a secondary rollback.
 #[derive(Debug, Default)]
@@ -348,7 +298,6 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             gvt: EventKey::init(LpId::new(0)),
             since_gvt_start: 0,
             window: WindowControl::new(settings.window),
-            stall: StallClock::new(),
             checkpoint: CheckpointControl::new(settings.checkpoint, settings.adaptive_checkpoint),
             memory: settings.memory.map(MemoryControl::new),
             sizes: Sizes {

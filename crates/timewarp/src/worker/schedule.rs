@@ -25,7 +25,6 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 && time > self.gvt.time.as_f64() + window
             {
                 self.counters.window_stalls += 1;
-                self.stall.began();
                 break;
             }
             if let Some(window) = self.memory.as_ref().and_then(MemoryControl::window)
@@ -35,7 +34,6 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 break;
             }
             self.window.ran(time);
-            self.stall.ended();
             self.heap.pop();
             self.lps[l].queued = None;
             // The next LP to run is most likely the heap's new first: start loading its
