@@ -354,7 +354,7 @@ mod tests {
         end: f64,
     }
 
-    #[derive(Debug, Clone)]
+    #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
     struct Ticker {
         step: f64,
         ticks: u64,
