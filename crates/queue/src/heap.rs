@@ -295,6 +295,11 @@ impl<K: Key, V> PendingSet<K, V> for IndexedHeap<K, V> {
         Ok(old_key)
     }
 
+    #[inline]
+    fn prefetch(&self, handle: Handle) {
+        prefetch_index::prefetch_index(&self.slots, handle.slot as usize);
+    }
+
     fn get(&self, handle: Handle) -> Option<(K, &V)> {
         let slot = self.live_slot(handle)?;
         let entry = &self.slots[slot];

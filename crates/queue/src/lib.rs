@@ -151,6 +151,24 @@ pub trait PendingSet<K: Key, V> {
     /// handle. (The key cannot be changed this way; use [`PendingSet::reschedule`].)
     fn get_mut(&mut self, handle: Handle) -> Option<(K, &mut V)>;
 
+    /// Starts loading the memory of the entry named by `handle` into the cache, so that a
+    /// `cancel`, `reschedule` or `get` of it soon after does not wait for it. A hint: it
+    /// changes nothing, a stale handle is harmless, and the default does nothing. (The
+    /// game-loop timers call it before they read their own record of the timer, so the two
+    /// cache misses overlap.)
+    ///
+    /// ```
+    /// use warpsim_queue::{LadderQueue, PendingSet};
+    /// let mut queue = LadderQueue::new();
+    /// let handle = queue.push(5u64, 'x').unwrap();
+    /// queue.prefetch(handle);
+    /// assert_eq!(queue.cancel(handle), Some((5, 'x')));
+    /// ```
+    #[inline]
+    fn prefetch(&self, handle: Handle) {
+        let _ = handle;
+    }
+
     /// Number of pending entries.
     fn len(&self) -> usize;
 

@@ -106,3 +106,35 @@ fn ladder_queue_matches_shadow_across_the_small_mode_limit() {
         driver.run(budget(1_000_000), 100);
     }
 }
+
+#[test]
+fn ladder_queue_matches_shadow_after_bulk_fills() {
+    // A Top of at least 2^16 entries is spread over its rung in chunks and gives its memory
+    // back as it goes (`TOP_RELEASE_FROM`): bulk fills (as a kernel's start-up makes), then
+    // pops, pushes, cancels and reschedules that refill Top, three times over.
+    for (dist, seed) in [
+        (KeyDist::Exponential, 14),
+        (KeyDist::ManyEqual, 15),
+        (KeyDist::HugeSpread, 16),
+        (KeyDist::FarBursts, 17),
+    ] {
+        let mut driver = Driver::new(LadderQueue::new(), 600 + seed, dist, false);
+        for _ in 0..3 {
+            for _ in 0..70_000 {
+                driver.push_random();
+            }
+            for i in 0..budget(200_000) {
+                match i % 8 {
+                    0..=2 => driver.pop(),
+                    3 => driver.cancel(),
+                    4 => driver.reschedule(),
+                    5 => driver.push_random(),
+                    6 => driver.peek(),
+                    _ => driver.get(),
+                }
+                driver.check_len();
+            }
+        }
+        driver.drain();
+    }
+}

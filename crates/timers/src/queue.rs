@@ -91,6 +91,16 @@ impl Queue {
         }
     }
 
+    /// Starts loading the queue's memory of `handle`'s entry (a hint; see
+    /// [`PendingSet::prefetch`]).
+    #[inline]
+    pub(crate) fn prefetch(&self, handle: Handle) {
+        match self {
+            Queue::Heap(q) => q.prefetch(handle),
+            Queue::Ladder(q) => q.prefetch(handle),
+        }
+    }
+
     #[inline]
     pub(crate) fn cancel(&mut self, handle: Handle) -> bool {
         match self {

@@ -2,7 +2,9 @@
 
 use std::str::FromStr;
 
-use warpsim_core::{Finished, Kernel, LogicalProcess, OutputSink, RunConfig, RunError, Sequential};
+use warpsim_core::{
+    EventKey, Finished, Kernel, LogicalProcess, LpId, OutputSink, RunConfig, RunError, Sequential,
+};
 
 use crate::config::TimeWarp;
 
@@ -117,6 +119,30 @@ impl AnyKernel {
     /// [`KernelSpecError`] for an unknown name or a bad thread count.
     pub fn parse(spec: &str, config: RunConfig) -> Result<AnyKernel, KernelSpecError> {
         Ok(AnyKernel::new(spec.parse()?, config))
+    }
+
+    /// Runs the model showing `observer` every committed event in key order, each before
+    /// its outputs (see [`Sequential::run_observed`] and [`TimeWarp::run_observed`]: both
+    /// show the same events).
+    ///
+    /// # Errors
+    ///
+    /// As [`Kernel::run`].
+    pub fn run_observed<M, S, F>(
+        &self,
+        lps: Vec<M>,
+        sink: &mut S,
+        observer: F,
+    ) -> Result<Finished<M>, RunError>
+    where
+        M: LogicalProcess,
+        S: OutputSink<M::Output>,
+        F: FnMut(&EventKey, LpId, &M::Event),
+    {
+        match self {
+            AnyKernel::Sequential(kernel) => kernel.run_observed(lps, sink, observer),
+            AnyKernel::TimeWarp(kernel) => kernel.run_observed(lps, sink, observer),
+        }
     }
 }
 

@@ -12,6 +12,7 @@ use warpsim_core::{
 
 use crate::config::TimeWarp;
 use crate::message::key_max;
+use crate::observe::{Observe, Observing, Plain};
 use crate::setup::{Crew, InitOutputs, Placement, Prepared, initialise};
 use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
 use crate::stats::{ThreadStats, TimeWarpStats};
@@ -71,6 +72,71 @@ impl TimeWarp {
         M: LogicalProcess,
         S: OutputSink<M::Output>,
     {
+        self.run_delivering(lps, &mut Plain(sink), false)
+    }
+
+    /// Runs the model like [`Kernel::run_final`], showing `observer` every committed event —
+    /// its key, its destination and the event — in key order, each just before its outputs
+    /// reach `sink`, and the event that failed the run, if one did: exactly what
+    /// [`Sequential::run_observed`](warpsim_core::Sequential::run_observed) shows, on any
+    /// number of threads. Events are shown as they commit (at GVTs), not as they run
+    /// speculatively. For debugging and traces: each committed event is cloned for it, so an
+    /// observed run is slower. A panic in the observer stops the run as a panic in the sink
+    /// does ([`SimError::SinkPanic`]).
+    ///
+    /// ```
+    /// use warpsim_core::{Discard, Kernel, RunConfig, Sequential};
+    /// use warpsim_models::phold::PholdParams;
+    /// use warpsim_timewarp::TimeWarp;
+    ///
+    /// let params = PholdParams { lps: 16, end: 5.0, ..PholdParams::default() };
+    /// let config = RunConfig::new(3).end_time(params.end);
+    /// let mut sequential = Vec::new();
+    /// Sequential::new(config.clone())
+    ///     .run_observed(params.build().unwrap(), &mut Discard, |key, lp, _: &()| {
+    ///         sequential.push((*key, lp));
+    ///     })
+    ///     .unwrap();
+    /// let mut optimistic = Vec::new();
+    /// TimeWarp::new(config)
+    ///     .threads(2)
+    ///     .run_observed(params.build().unwrap(), &mut Discard, |key, lp, _: &()| {
+    ///         optimistic.push((*key, lp));
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(sequential, optimistic);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Kernel::run`].
+    pub fn run_observed<M, S, F>(
+        &self,
+        lps: Vec<M>,
+        sink: &mut S,
+        observer: F,
+    ) -> Result<Finished<M>, RunError>
+    where
+        M: LogicalProcess,
+        S: OutputSink<M::Output>,
+        F: FnMut(&EventKey, LpId, &M::Event),
+    {
+        self.run_delivering(lps, &mut Observing::new(sink, observer), true)
+            .0
+    }
+
+    /// The run behind [`TimeWarp::run_final_with_stats`] and [`TimeWarp::run_observed`]:
+    /// `sink` takes the outputs and, when `observe`, the committed events.
+    fn run_delivering<M, S>(
+        &self,
+        lps: Vec<M>,
+        sink: &mut S,
+        observe: bool,
+    ) -> (Result<Finished<M>, RunError>, TimeWarpStats)
+    where
+        M: LogicalProcess,
+        S: OutputSink<M::Output> + Observe,
+    {
         let started = Instant::now();
         let config = &self.config;
         let n_lps = u32::try_from(lps.len()).unwrap_or(u32::MAX);
@@ -129,13 +195,14 @@ impl TimeWarp {
         let Prepared {
             route,
             owned,
-            settings,
+            mut settings,
             shared,
             senders,
             receivers,
             transfer,
             finals,
         } = self.prepare(init, n_lps, placement);
+        settings.observe = observe;
         let (to_coordinator, from_workers) = crossbeam_channel::unbounded();
 
         let mut summaries: Vec<Option<Box<Summary>>> = (0..threads).map(|_| None).collect();
@@ -173,7 +240,10 @@ impl TimeWarp {
                         delivered.extend(outputs);
                         let safe = bounds.iter().copied().min().unwrap_or_else(key_max);
                         deliver_below(&mut delivered, safe, sink, &shared);
+                        sink.show_below(safe);
+                        observer_failed(sink, &shared);
                     }
+                    Ok(ToCoordinator::Observed(batch)) => sink.observed(batch),
                     Ok(ToCoordinator::Finished { worker, summary }) => {
                         summaries[worker] = Some(summary);
                         finished += 1;
@@ -188,7 +258,14 @@ impl TimeWarp {
         });
         // Everything is committed now, up to the stop if there is one (a `finish` that
         // failed: the outputs of later LPs' `finish` are not delivered, as sequentially).
+        while let Ok(message) = from_workers.try_recv() {
+            if let ToCoordinator::Observed(batch) = message {
+                sink.observed(batch);
+            }
+        }
         deliver_below(&mut delivered, key_max(), sink, &shared);
+        sink.show_below(key_max());
+        observer_failed(sink, &shared);
         deliver_finish(&mut delivered, shared.stop_key(), sink, &shared);
 
         let stop = shared
@@ -213,6 +290,22 @@ impl TimeWarp {
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         (result.map(|report| final_states(report, finals)), stats)
+    }
+}
+
+/// Stops the run when the observer panicked (as when the sink does).
+fn observer_failed<O, S: Observe>(sink: &mut S, shared: &Shared<O>) {
+    if let Some(error) = sink.take_failure() {
+        let lp = match &error {
+            SimError::SinkPanic { lp, .. } => *lp,
+            _ => LpId::new(0),
+        };
+        shared.fail_sink(StopInfo {
+            key: shared.gvt.current(),
+            lp,
+            error,
+            outputs: None,
+        });
     }
 }
 

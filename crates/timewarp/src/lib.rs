@@ -125,6 +125,7 @@ mod gvt;
 mod kernel;
 mod lpqueue;
 mod message;
+mod observe;
 mod pending;
 mod setup;
 mod shared;

@@ -230,6 +230,7 @@ impl TimeWarp {
             end_time: self.config.end_time,
             n_lps,
             content_hash: self.config.content_hash,
+            observe: false,
         }
     }
 }

@@ -28,6 +28,8 @@ pub(crate) struct Settings {
     pub(crate) n_lps: u32,
     /// Fingerprint committed events' contents too (`RunConfig::content_hash`).
     pub(crate) content_hash: bool,
+    /// Hand committed events to the coordinator for an observer.
+    pub(crate) observe: bool,
 }
 
 /// The error that stops every worker, and the key up to which they commit.
@@ -206,6 +208,12 @@ pub(crate) enum ToCoordinator<O> {
         worker: usize,
         summary: Box<Summary>,
     },
+    /// Committed events for the run's observer (see [`TimeWarp::run_observed`]), sent just
+    /// before the `Committed` that covers them: a `Vec<(EventKey, LpId, M::Event)>`, boxed so
+    /// that this message does not need the event type (only observed runs send it).
+    ///
+    /// [`TimeWarp::run_observed`]: crate::TimeWarp::run_observed
+    Observed(Box<dyn std::any::Any + Send>),
 }
 
 /// A finished worker's figures.

@@ -3,6 +3,7 @@
 use warpsim_core::{Ctx, EventHandle, LogicalProcess};
 
 use rand::RngExt;
+use rand_distr::Exp1;
 
 use super::{Breakage, Breakdowns, Marks, PetsParams, Sampler, Semantics};
 
@@ -184,9 +185,9 @@ impl FeedingStation {
     /// Schedules the next candidate breakdown of the per-working-time model.
     fn schedule_break_check(&mut self, ctx: &mut Ctx<'_, Self>) {
         if let Some(rate) = self.working_rate {
-            // Exp(K · λ) by inversion, from the LP's stream.
-            let uniform = 1.0 - ctx.rng().random::<f64>();
-            let delay = -uniform.ln() / (rate * self.gates as f64);
+            // Exp(K · λ), from the LP's stream (ziggurat: cheaper than `ln` by inversion).
+            let exponential: f64 = ctx.rng().sample(Exp1);
+            let delay = exponential / (rate * self.gates as f64);
             let handle = ctx.schedule(delay, PetsEvent::BreakCheck);
             self.others.push(handle);
         }

@@ -6,11 +6,12 @@ use std::fmt;
 
 use prefetch_index::prefetch_index;
 
-use crate::{Handle, Key, NONE, PendingSet, PushError, PushErrorKind, RescheduleError, check_key};
+use crate::{Handle, Key, NONE};
 
 mod rungs;
+mod set;
 
-use rungs::{ByKey, Entry, Ladder, geometry};
+use rungs::{ByKey, Entry, Ladder, Slim, geometry};
 
 /// A bucket holding more than this many entries is split into a new rung rather than sorted
 /// into Bottom (the paper's `THRES`).
@@ -60,6 +61,15 @@ const PREFETCH_RUNG_MAX: usize = 4096;
 /// Bottom is first turned into a new rung (or, if that cannot help, the entry goes to the
 /// spill heap), so a degenerate Bottom never costs O(n) per insertion.
 const BOTTOM_SHIFT_MAX: usize = 256;
+
+/// A Top of at least this many entries gives its memory back as it is spread over a rung,
+/// in `TOP_RELEASE_CHUNKS` steps (a shrinking reallocation each), rather than keeping its
+/// buffer for the next epoch: at this size the buffer is its own `mmap`, which shrinks in
+/// place, and keeping it would hold the same entries twice at the peak.
+const TOP_RELEASE_FROM: usize = 1 << 16;
+
+/// In how many chunks a large Top is spread and shrunk (see `TOP_RELEASE_FROM`).
+const TOP_RELEASE_CHUNKS: usize = 16;
 
 /// Stale entries are purged in one pass once they outnumber live entries by this much; this
 /// bounds memory when entries are cancelled or rescheduled faster than time advances.
@@ -119,12 +129,16 @@ const PURGE_SLACK: usize = 1024;
 /// | `push`, `pop`, `peek` | amortised O(1) |
 /// | `cancel`, `reschedule`, `get` | O(1) (amortised, see below) |
 ///
-/// **Handles.** Values live in a slab; the tiers hold small `(key, slot, stamp)` entries. A
-/// slot's *stamp* changes whenever its entry is cancelled, popped or rescheduled, so
-/// [`cancel`](PendingSet::cancel) just frees the slot, and
-/// [`reschedule`](PendingSet::reschedule) re-stamps it and inserts a new entry: the old
-/// entries become stale and are dropped when they reach Bottom, or all at once when stale
-/// entries outnumber live ones (an O(n) purge, amortised O(1)). [`len`](PendingSet::len)
+/// **Handles.** Keys and values live in a slab. Top and the rungs hold 16-byte `(priority,
+/// slot, stamp)` entries (they only bucket by priority); Bottom, the spill heap and the small
+/// mode hold `(key, slot, stamp)`, the keys read from the slab when a bucket is sorted into
+/// Bottom (for the kernels' 32-byte key that is 16 bytes per pending event in the tiers
+/// instead of 40: PHOLD with 2²⁰ LPs peaks 39 bytes per LP lower). A slot's *stamp* changes whenever its entry is cancelled, popped or rescheduled, so
+/// [`cancel`](crate::PendingSet::cancel) just frees the slot, and
+/// [`reschedule`](crate::PendingSet::reschedule) re-stamps it and inserts a new entry: the old
+/// entries become stale and are dropped when their bucket is sorted into Bottom or when they
+/// reach its end, or all at once when stale
+/// entries outnumber live ones (an O(n) purge, amortised O(1)). [`len`](crate::PendingSet::len)
 /// counts live entries only. Handles carry a 32-bit generation, as for the
 /// [`IndexedHeap`](crate::IndexedHeap).
 ///
@@ -159,7 +173,7 @@ pub struct LadderQueue<K, V> {
     stored: usize,
 
     /// Top: unsorted entries with priority above `top_start`.
-    top: Vec<Entry<K>>,
+    top: Vec<Slim>,
     /// Smallest and largest priority pushed to Top since it was last emptied.
     top_min: f64,
     top_max: f64,
@@ -167,7 +181,7 @@ pub struct LadderQueue<K, V> {
     top_start: f64,
 
     /// The rungs.
-    ladder: Ladder<K>,
+    ladder: Ladder,
 
     /// Bottom, sorted *descending* by key so the next entry to pop is at the end.
     bottom: Vec<Entry<K>>,
@@ -176,7 +190,7 @@ pub struct LadderQueue<K, V> {
     spill: BinaryHeap<Reverse<ByKey<K>>>,
 
     /// Reused buffer for moving a tier's entries into a new rung.
-    scratch: Vec<Entry<K>>,
+    scratch: Vec<Slim>,
 
     /// In small mode, every stored entry in `small[small_head..]`, ascending by key; Top, the
     /// rungs and Bottom are then empty. Pops advance `small_head` (nothing moves); the popped
@@ -247,6 +261,23 @@ impl<K, V> SlotData<K, V> {
 fn is_current<K: Key, V>(slots: &[Slot<K, V>], entry: &Entry<K>) -> bool {
     let slot = &slots[entry.slot as usize];
     slot.stamp == entry.stamp && slot.data.as_ref().is_some_and(|(key, _)| *key == entry.key)
+}
+
+/// The full entry behind a Top or rung entry, read from the slab, or `None` when it is stale
+/// (as [`is_current`]; the priority stands in for the key against stamp wrap-around).
+#[inline]
+fn full_entry<K: Key, V>(slots: &[Slot<K, V>], entry: &Slim) -> Option<Entry<K>> {
+    let slot = &slots[entry.slot as usize];
+    match &slot.data {
+        SlotData::Occupied(key, _) if slot.stamp == entry.stamp && key.priority() == entry.p => {
+            Some(Entry {
+                key: *key,
+                slot: entry.slot,
+                stamp: entry.stamp,
+            })
+        }
+        _ => None,
+    }
 }
 
 impl<K: Key, V> LadderQueue<K, V> {
@@ -323,10 +354,17 @@ impl<K: Key, V> LadderQueue<K, V> {
         self.stored += 1;
         if self.small_mode {
             self.insert_small(entry);
-            return;
+        } else {
+            self.insert_tiers(entry, p);
         }
+    }
+
+    /// Puts an entry into Top, a rung or Bottom. Out of line, so that `push`, which is inlined
+    /// into its callers for the sake of the small mode, stays small.
+    #[inline(never)]
+    fn insert_tiers(&mut self, entry: Entry<K>, p: f64) {
         if p > self.top_start {
-            self.top.push(entry);
+            self.top.push(entry.slim(p));
             self.top_min = self.top_min.min(p);
             self.top_max = self.top_max.max(p);
             return;
@@ -334,7 +372,7 @@ impl<K: Key, V> LadderQueue<K, V> {
         for rung in self.ladder.active() {
             let bucket = rung.bucket_of(p);
             if bucket >= rung.cur {
-                rung.buckets[bucket].push(entry);
+                rung.buckets[bucket].push(entry.slim(p));
                 return;
             }
         }
@@ -381,7 +419,7 @@ impl<K: Key, V> LadderQueue<K, V> {
             let p = entry.key.priority();
             self.top_min = self.top_min.min(p);
             self.top_max = self.top_max.max(p);
-            self.top.push(entry);
+            self.top.push(entry.slim(p));
         }
     }
 
@@ -390,9 +428,14 @@ impl<K: Key, V> LadderQueue<K, V> {
     #[cold]
     fn enter_small_mode(&mut self) {
         debug_assert!(self.bottom.is_empty() && self.spill.is_empty() && self.ladder.n_rungs == 0);
-        self.top.sort_unstable_by_key(|e| e.key);
         debug_assert!(self.small.is_empty() && self.small_head == 0);
-        std::mem::swap(&mut self.small, &mut self.top);
+        let slots = &self.slots;
+        let before = self.top.len();
+        self.small
+            .extend(self.top.drain(..).filter_map(|e| full_entry(slots, &e)));
+        // Stale entries are dropped on the way.
+        self.stored -= before - self.small.len();
+        self.small.sort_unstable_by_key(|e| e.key);
         self.small_mode = true;
         self.top_min = f64::INFINITY;
         self.top_max = f64::NEG_INFINITY;
@@ -457,24 +500,33 @@ impl<K: Key, V> LadderQueue<K, V> {
         };
         let entries = self.bottom.drain(..);
         let spilled = self.spill.drain().map(|Reverse(ByKey(e))| e);
-        self.ladder.push_rung(geometry, n, entries.chain(spilled));
+        let slim = entries.chain(spilled).map(|e| e.slim(e.key.priority()));
+        self.ladder.push_rung(geometry, n, slim);
         true
     }
 
-    /// Makes `entries` the new Bottom (which must be empty), sorted. The two `Vec`s trade
-    /// places, so no entry is copied and both allocations stay in use.
+    /// Makes the live ones of `entries` the new Bottom (which must be empty), sorted, with
+    /// their keys read from the slab; returns how many stale entries were dropped. A large
+    /// `entries` (an unspreadable Top or bucket) gives its buffer back.
     fn sort_into_bottom(
         slots: &[Slot<K, V>],
         bottom: &mut Vec<Entry<K>>,
-        entries: &mut Vec<Entry<K>>,
-    ) {
+        entries: &mut Vec<Slim>,
+    ) -> usize {
         debug_assert!(bottom.is_empty());
-        std::mem::swap(bottom, entries);
-        bottom.sort_unstable_by_key(|e| Reverse(e.key));
-        // The first pops' slab slots; later ones are prefetched by `pop` as it goes.
-        for entry in bottom.iter().rev().take(PREFETCH_AHEAD) {
-            prefetch_index(slots, entry.slot as usize);
+        let before = entries.len();
+        bottom.reserve(before);
+        for entry in entries.iter() {
+            if let Some(full) = full_entry(slots, entry) {
+                bottom.push(full);
+            }
         }
+        entries.clear();
+        if entries.capacity() > BOTTOM_SHIFT_MAX {
+            *entries = Vec::new();
+        }
+        bottom.sort_unstable_by_key(|e| Reverse(e.key));
+        before - bottom.len()
     }
 
     /// Refills the empty Bottom from the ladder, or the ladder from Top. Returns `false` when
@@ -515,9 +567,8 @@ impl<K: Key, V> LadderQueue<K, V> {
             if bucket.len() > THRES && ladder.n_rungs < MAX_RUNGS {
                 let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
                 for e in bucket.iter() {
-                    let p = e.key.priority();
-                    min = min.min(p);
-                    max = max.max(p);
+                    min = min.min(e.p);
+                    max = max.max(e.p);
                 }
                 let n = bucket.len().div_ceil(CHILD_FILL).min(MAX_BUCKETS);
                 if let Some(geometry) = geometry(min, max, n) {
@@ -544,8 +595,10 @@ impl<K: Key, V> LadderQueue<K, V> {
                     continue;
                 }
             }
-            Self::sort_into_bottom(&self.slots, &mut self.bottom, bucket);
-            return true;
+            self.stored -= Self::sort_into_bottom(&self.slots, &mut self.bottom, bucket);
+            if !self.bottom.is_empty() {
+                return true;
+            }
         }
     }
 
@@ -560,11 +613,25 @@ impl<K: Key, V> LadderQueue<K, V> {
         if self.top.len() > THRES {
             let n = self.top.len().div_ceil(TOP_FILL).min(MAX_BUCKETS);
             if let Some(geometry) = geometry(min, max, n) {
-                self.ladder.push_rung(geometry, n, self.top.drain(..));
+                if self.top.len() < TOP_RELEASE_FROM {
+                    self.ladder.push_rung(geometry, n, self.top.drain(..));
+                    return;
+                }
+                // A large Top is spread from its end, a chunk at a time, and gives back the
+                // memory of each chunk as soon as the buckets hold it: Top and the buckets
+                // then never hold the same entries at once, which was the queue's peak of
+                // memory (a million events scheduled at start-up: 40 bytes per event).
+                let chunk = self.top.len().div_ceil(TOP_RELEASE_CHUNKS);
+                let rung = self.ladder.push_rung(geometry, n, std::iter::empty());
+                while !self.top.is_empty() {
+                    let from = self.top.len().saturating_sub(chunk);
+                    rung.spread(self.top.drain(from..));
+                    self.top.shrink_to(from);
+                }
                 return;
             }
         }
-        Self::sort_into_bottom(&self.slots, &mut self.bottom, &mut self.top);
+        self.stored -= Self::sort_into_bottom(&self.slots, &mut self.bottom, &mut self.top);
     }
 
     /// Empties every tier when nothing live is left, so the next push starts a fresh epoch
@@ -615,89 +682,10 @@ impl<K: Key, V> LadderQueue<K, V> {
         self.stored -= 1;
     }
 
-    /// Drops every stale entry from every tier once they outnumber live entries.
-    fn maybe_purge(&mut self) {
-        if self.stored - self.live <= self.live + PURGE_SLACK {
-            return;
-        }
-        let slots = &self.slots;
-        let current = |e: &Entry<K>| is_current(slots, e);
-        self.top.retain(current);
-        for rung in &mut self.ladder.rungs[..self.ladder.n_rungs] {
-            for bucket in &mut rung.buckets[rung.cur..rung.n_buckets] {
-                bucket.retain(current);
-            }
-        }
-        self.bottom.retain(current);
-        self.spill.retain(|Reverse(ByKey(e))| current(e));
-        self.small.drain(..self.small_head);
-        self.small_head = 0;
-        self.small.retain(current);
-        self.stored = self.live;
-    }
-}
-
-impl<K: Key, V> Default for LadderQueue<K, V> {
-    /// Same as [`LadderQueue::new`].
-    ///
-    /// ```
-    /// use warpsim_queue::{LadderQueue, PendingSet};
-    /// let queue: LadderQueue<u64, ()> = Default::default();
-    /// assert_eq!(queue.len(), 0);
-    /// ```
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
-    fn push(&mut self, key: K, value: V) -> Result<Handle, PushError<K, V>> {
-        let p = key.priority();
-        if !p.is_finite() {
-            return Err(PushError {
-                kind: PushErrorKind::NonFiniteKey,
-                key,
-                value,
-            });
-        }
-        if self.live == 0 {
-            self.reset_if_idle();
-        }
-        let slot = if self.free_head != NONE {
-            let slot = self.free_head;
-            let entry = &mut self.slots[slot as usize];
-            self.free_head = entry.data.next_free();
-            entry.data = SlotData::Occupied(key, value);
-            slot
-        } else {
-            if self.slots.len() >= NONE as usize {
-                return Err(PushError {
-                    kind: PushErrorKind::Full,
-                    key,
-                    value,
-                });
-            }
-            self.slots.push(Slot {
-                generation: 0,
-                stamp: 0,
-                data: SlotData::Occupied(key, value),
-            });
-            (self.slots.len() - 1) as u32
-        };
-        self.live += 1;
-        let (generation, stamp) = {
-            let s = &self.slots[slot as usize];
-            (s.generation, s.stamp)
-        };
-        self.insert(Entry { key, slot, stamp }, p);
-        Ok(Handle { slot, generation })
-    }
-
-    // `#[inline]`: the sequential kernel's event loop calls `pop` and `peek` once per event;
-    // without the hint, the compiler stopped inlining them there as that loop's function
-    // grew (issue 15 measured +6 % instructions per PHOLD event from the calls).
-    #[inline]
-    fn pop(&mut self) -> Option<(K, V)> {
+    /// `pop` when neither fast path applies: stale entries to skip, the spill heap, a refill,
+    /// a switch of mode, or an empty queue.
+    #[inline(never)]
+    fn pop_slow(&mut self) -> Option<(K, V)> {
         loop {
             if self.small_mode {
                 return self.pop_small();
@@ -728,82 +716,39 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
         }
     }
 
-    #[inline]
-    fn peek(&mut self) -> Option<(K, &V)> {
-        let entry = loop {
-            if self.small_mode {
-                let &entry = self.small.get(self.small_head)?;
-                if is_current(&self.slots, &entry) {
-                    break entry;
-                }
-                self.small_head += 1;
-                self.stored -= 1;
-                if self.small_head == self.small.len() {
-                    self.small.clear();
-                    self.small_head = 0;
-                }
-                continue;
-            }
-            let Some((entry, from_spill)) = self.front() else {
-                if self.refill() || self.small_mode {
-                    continue;
-                }
-                return None;
-            };
-            if is_current(&self.slots, &entry) {
-                break entry;
-            }
-            self.remove_front(from_spill);
-        };
-        self.slots[entry.slot as usize]
-            .data
-            .as_ref()
-            .map(|(k, v)| (*k, v))
-    }
-
-    fn cancel(&mut self, handle: Handle) -> Option<(K, V)> {
-        let slot = self.live_slot(handle)?;
-        let data = self.release(slot);
-        self.maybe_purge();
-        data
-    }
-
-    fn reschedule(&mut self, handle: Handle, new_key: K) -> Result<K, RescheduleError> {
-        let slot = self.live_slot(handle).ok_or(RescheduleError::StaleHandle)?;
-        check_key(&new_key).map_err(RescheduleError::KeyRejected)?;
-        let entry = &mut self.slots[slot];
-        let (key, _) = entry.data.as_mut().expect("live slot has data");
-        let old_key = std::mem::replace(key, new_key);
-        if old_key == new_key {
-            // The stored entry is still in the right place.
-            return Ok(old_key);
+    /// Drops every stale entry from every tier once they outnumber live entries.
+    fn maybe_purge(&mut self) {
+        if self.stored - self.live <= self.live + PURGE_SLACK {
+            return;
         }
-        entry.stamp = entry.stamp.wrapping_add(1);
-        let stamp = entry.stamp;
-        self.insert(
-            Entry {
-                key: new_key,
-                slot: slot as u32,
-                stamp,
-            },
-            new_key.priority(),
-        );
-        self.maybe_purge();
-        Ok(old_key)
+        let slots = &self.slots;
+        let current = |e: &Entry<K>| is_current(slots, e);
+        let current_slim = |e: &Slim| full_entry(slots, e).is_some();
+        self.top.retain(current_slim);
+        for rung in &mut self.ladder.rungs[..self.ladder.n_rungs] {
+            for bucket in &mut rung.buckets[rung.cur..rung.n_buckets] {
+                bucket.retain(current_slim);
+            }
+        }
+        self.bottom.retain(current);
+        self.spill.retain(|Reverse(ByKey(e))| current(e));
+        self.small.drain(..self.small_head);
+        self.small_head = 0;
+        self.small.retain(current);
+        self.stored = self.live;
     }
+}
 
-    fn get(&self, handle: Handle) -> Option<(K, &V)> {
-        let slot = self.live_slot(handle)?;
-        self.slots[slot].data.as_ref().map(|(k, v)| (*k, v))
-    }
-
-    fn get_mut(&mut self, handle: Handle) -> Option<(K, &mut V)> {
-        let slot = self.live_slot(handle)?;
-        self.slots[slot].data.as_mut().map(|(k, v)| (*k, v))
-    }
-
-    fn len(&self) -> usize {
-        self.live
+impl<K: Key, V> Default for LadderQueue<K, V> {
+    /// Same as [`LadderQueue::new`].
+    ///
+    /// ```
+    /// use warpsim_queue::{LadderQueue, PendingSet};
+    /// let queue: LadderQueue<u64, ()> = Default::default();
+    /// assert_eq!(queue.len(), 0);
+    /// ```
+    fn default() -> Self {
+        Self::new()
     }
 }
 

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use crate::Key;
 
-/// What the tiers store: a key plus the slot it belongs to.
+/// What Bottom, the spill heap and the small mode store: a key plus the slot it belongs to.
 #[derive(Clone, Copy)]
 pub(super) struct Entry<K> {
     pub(super) key: K,
@@ -13,21 +13,45 @@ pub(super) struct Entry<K> {
     pub(super) stamp: u32,
 }
 
+impl<K: Key> Entry<K> {
+    /// The entry as Top and the rungs store it.
+    #[inline]
+    pub(super) fn slim(&self, p: f64) -> Slim {
+        Slim {
+            p,
+            slot: self.slot,
+            stamp: self.stamp,
+        }
+    }
+}
+
+/// What Top and the rungs store: the key's priority, the slot and its stamp, 16 bytes. They
+/// spread entries by priority only, so the key (in the slab) is not needed until a bucket is
+/// sorted into Bottom, which reads it there: a pending event costs 16 bytes in the tiers
+/// instead of the key's size plus 8 (40 bytes for the kernels' 32-byte key), and spreading
+/// moves less memory.
+#[derive(Clone, Copy)]
+pub(super) struct Slim {
+    pub(super) p: f64,
+    pub(super) slot: u32,
+    pub(super) stamp: u32,
+}
+
 /// The rungs, coarsest first.
-pub(super) struct Ladder<K> {
+pub(super) struct Ladder {
     /// Rung storage; `rungs[..n_rungs]` are in use, the rest keep their buckets for reuse.
-    pub(super) rungs: Vec<Rung<K>>,
+    pub(super) rungs: Vec<Rung>,
     pub(super) n_rungs: usize,
 }
 
-impl<K: Key> Ladder<K> {
-    /// Adds a rung of `n` buckets below the others and spreads `entries` over it.
+impl Ladder {
+    /// Adds a rung of `n` buckets below the others, spreads `entries` over it and returns it.
     pub(super) fn push_rung(
         &mut self,
         (start, inv_width): (f64, f64),
         n: usize,
-        entries: impl Iterator<Item = Entry<K>>,
-    ) {
+        entries: impl Iterator<Item = Slim>,
+    ) -> &mut Rung {
         if self.rungs.len() == self.n_rungs {
             self.rungs.push(Rung {
                 start: 0.0,
@@ -46,19 +70,17 @@ impl<K: Key> Ladder<K> {
         if rung.buckets.len() < n {
             rung.buckets.resize_with(n, Vec::new);
         }
-        for entry in entries {
-            let bucket = rung.bucket_of(entry.key.priority());
-            rung.buckets[bucket].push(entry);
-        }
+        rung.spread(entries);
+        rung
     }
 
-    pub(super) fn active(&mut self) -> &mut [Rung<K>] {
+    pub(super) fn active(&mut self) -> &mut [Rung] {
         &mut self.rungs[..self.n_rungs]
     }
 }
 
 /// One rung: `n_buckets` buckets of equal width starting at `start`.
-pub(super) struct Rung<K> {
+pub(super) struct Rung {
     pub(super) start: f64,
     /// Reciprocal of the bucket width (multiplying is cheaper than dividing).
     pub(super) inv_width: f64,
@@ -66,10 +88,18 @@ pub(super) struct Rung<K> {
     /// First bucket not yet emptied (the paper's `RCur`, as an index).
     pub(super) cur: usize,
     /// `buckets[..n_buckets]` are in use; the rest are empty and kept for reuse.
-    pub(super) buckets: Vec<Vec<Entry<K>>>,
+    pub(super) buckets: Vec<Vec<Slim>>,
 }
 
-impl<K> Rung<K> {
+impl Rung {
+    /// Puts each of `entries` into its bucket.
+    pub(super) fn spread(&mut self, entries: impl Iterator<Item = Slim>) {
+        for entry in entries {
+            let bucket = self.bucket_of(entry.p);
+            self.buckets[bucket].push(entry);
+        }
+    }
+
     /// The bucket for priority `p`. Monotone in `p` (the float-to-int cast saturates:
     /// priorities below `start` map to 0, overflow to the last bucket). The cast goes to
     /// `u32` because that saturating conversion is a few instructions cheaper than to `usize`

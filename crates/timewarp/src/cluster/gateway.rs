@@ -370,6 +370,9 @@ where
                 }
             }
             ToCoordinator::Finished { summary, .. } => self.summaries.push(*summary),
+            // Observers are for runs on threads (`TimeWarp::run_observed`): ranks never
+            // observe.
+            ToCoordinator::Observed(_) => {}
         }
     }
 
@@ -426,7 +429,7 @@ where
         while self.summaries.len() < self.running {
             match self.from_workers.recv() {
                 Ok(ToCoordinator::Finished { summary, .. }) => self.summaries.push(*summary),
-                Ok(ToCoordinator::Committed { .. }) => {}
+                Ok(ToCoordinator::Committed { .. } | ToCoordinator::Observed(_)) => {}
                 Err(_) => break,
             }
         }

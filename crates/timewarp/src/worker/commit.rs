@@ -176,6 +176,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// can need any more (ground rules 2 and 5).
     pub(super) fn commit_below(&mut self, bound: EventKey) {
         let mut batch = Vec::new();
+        let mut observed = Vec::new();
         // Visiting the LPs in index order walks `lps` forwards, which the hardware prefetches;
         // in the order they became dirty every LP is a cache miss.
         self.lists.order_dirty();
@@ -217,6 +218,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
                         bytes.clear();
                     }
                     self.content.add_content(&record.key, lp.id, bytes);
+                }
+                if self.settings.observe {
+                    observed.push((record.key, lp.id, record.event.clone()));
                 }
                 self.counters.committed += 1;
                 lp.load += 1;
@@ -284,6 +288,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
             } else {
                 position += 1;
             }
+        }
+        if !observed.is_empty() {
+            let _ = self
+                .to_coordinator
+                .send(ToCoordinator::Observed(Box::new(observed)));
         }
         let _ = self.to_coordinator.send(ToCoordinator::Committed {
             worker: self.index,

@@ -474,6 +474,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         if self.settings.content_hash {
             self.add_failed_content(bound);
         }
+        if self.settings.observe {
+            self.observe_failed(bound);
+        }
         self.flush_all();
         self.shared.barrier.wait();
         // Every worker has flushed; what is in transit now is all that is left to land.
@@ -514,6 +517,24 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 }
                 self.content
                     .add_content(&bound, lp.id, &self.scratch.encoded.0);
+            }
+        }
+    }
+
+    /// A run stopped by a handler's error: if the failed event is this worker's, the
+    /// observer sees it too, as on the sequential kernel (which shows every event before its
+    /// handler runs).
+    fn observe_failed(&mut self, bound: EventKey) {
+        for &l in &self.lists.failed {
+            let lp = &self.lps[l as usize];
+            if let Some(failure) = lp.failed()
+                && failure.key == bound
+                && let Some(event) = lp.pending.get(&bound)
+            {
+                let seen = vec![(bound, lp.id, event.clone())];
+                let _ = self
+                    .to_coordinator
+                    .send(ToCoordinator::Observed(Box::new(seen)));
             }
         }
     }
