@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of the CLI's parsers of untrusted input with cargo-afl (AFL++):
 # TOML scenarios (`config`), population CSVs (`population`), command lines (`args`) and
-# sweep ranges (`sweep`). Harnesses and seed corpora are in fuzz/; findings go to fuzz/out/.
+# sweep ranges (`sweep`), and checkpoint files (`checkpoint`). Harnesses and seed corpora are
+# in fuzz/; findings go to fuzz/out/.
 #
-#   bash scripts/fuzz.sh [SECONDS] [TARGET ...]   # default: 600 s for each of the four
+#   bash scripts/fuzz.sh [SECONDS] [TARGET ...]   # default: 600 s for each of the five
 #
 # Targets run one after the other (the machine may be shared), on one core each. The script
 # exits non-zero if any target found a crash or a hang. Not part of CI: the run takes time.
@@ -12,7 +13,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-600}
 shift || true
 TARGETS=("$@")
-if [ ${#TARGETS[@]} -eq 0 ]; then TARGETS=(config population args sweep); fi
+if [ ${#TARGETS[@]} -eq 0 ]; then TARGETS=(config population args sweep checkpoint); fi
 
 # cargo-afl builds its own AFL++ (afl-fuzz and the LLVM runtime) from source: it needs a C
 # toolchain and make.

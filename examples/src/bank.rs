@@ -107,7 +107,7 @@ impl BankParams {
 }
 
 /// One branch: its tellers (and the line in front of them), and three distributions.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Bank {
     gaps: Exp<f64>,
     service: Exp<f64>,

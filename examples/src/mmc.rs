@@ -84,7 +84,7 @@ impl QueueParams {
 }
 
 /// One M/M/c queue: a [`Station`] of `c` servers whose customers never give up.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Queue {
     arrivals: Exp<f64>,
     service: Exp<f64>,

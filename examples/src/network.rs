@@ -113,7 +113,7 @@ impl NetworkParams {
 
 model_kinds! {
     /// The network: routers and a watchdog.
-    #[derive(Debug, Clone)]
+    #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
     pub enum Network { Router(Router), Watchdog(Watchdog) }
     events: NetworkEvent,
     output: NetOutput,
@@ -142,7 +142,7 @@ pub enum NetOutput {
 }
 
 /// A router on the ring.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Router {
     me: Addr<Router>,
     next: Addr<Router>,
@@ -224,7 +224,7 @@ impl Kind for Router {
 }
 
 /// The watchdog: one timeout per router.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Watchdog {
     routers: u32,
     timeout: f64,

@@ -40,7 +40,8 @@ enum Event {
 }
 
 /// The queue: arrival times of the customers in line, and whether the server is busy.
-#[derive(Debug, Clone)]
+/// (serde: the command line can checkpoint it.)
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Queue {
     interarrival: Exp<f64>,
     service: Exp<f64>,

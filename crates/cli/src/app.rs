@@ -19,7 +19,7 @@ use crate::run::Scenario;
 /// ```no_run
 /// # use warpsim_cli::App;
 /// # #[derive(Debug, Clone, clap::Args, serde::Serialize)] struct Bank {}
-/// # #[derive(Debug, Clone)] struct Teller;
+/// # #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)] struct Teller;
 /// # impl warpsim_core::LogicalProcess for Teller {
 /// #     type Event = (); type Output = ();
 /// #     fn on_event(&mut self, _: (), _: &mut warpsim_core::Ctx<Self>) {}

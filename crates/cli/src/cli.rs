@@ -21,6 +21,26 @@ pub(crate) enum Command {
     /// Time a model on the sequential kernel and on Time Warp by threads and cancellation
     /// mode: speedup, efficiency, commit ratio, critical-path bound (the paper's figures).
     Speedup(crate::analysis::speedup::SpeedupCmd),
+    /// Continue a run from its checkpoint (`--checkpoint-file`): the command line stored in
+    /// it runs again from where it stopped, to the result the uninterrupted run gives.
+    /// Only flags that cannot change the result may be added (kernel, threads, queue, the
+    /// Time Warp knobs, --json, checkpoint and output files).
+    Resume(ResumeCmd),
+}
+
+/// `resume FILE [FLAGS]` (handled before clap parses; declared for `--help`).
+#[derive(Debug, Args)]
+pub(crate) struct ResumeCmd {
+    /// The checkpoint file
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+    /// Flags that cannot change the result
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "FLAGS"
+    )]
+    pub(crate) flags: Vec<String>,
 }
 
 /// What the command line asks for.
@@ -202,6 +222,36 @@ pub(crate) struct KernelArgs {
     pub(crate) content_hash: bool,
     #[command(flatten)]
     pub(crate) timewarp: TimewarpArgs,
+    #[command(flatten)]
+    pub(crate) checkpoint: CheckpointArgs,
+}
+
+/// Checkpoints of a run, and graceful stops (see `checkpointing.rs`).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Checkpoints")]
+pub(crate) struct CheckpointArgs {
+    /// Write the run's committed state to FILE (atomically) at --checkpoint-at, every
+    /// --checkpoint-every, and when a first SIGINT or SIGTERM stops it; `resume FILE`
+    /// continues the run to the same result as if it had never stopped
+    #[arg(long, value_name = "FILE")]
+    pub(crate) checkpoint_file: Option<PathBuf>,
+    /// Write a checkpoint when simulated time T is reached (every event before T committed,
+    /// none at or after it), then go on
+    #[arg(long, value_name = "T", requires = "checkpoint_file", value_parser = parse_time)]
+    pub(crate) checkpoint_at: Option<f64>,
+    /// Write a checkpoint every DURATION of wall-clock time (30s, 10m, 1h)
+    #[arg(long, value_name = "DURATION", requires = "checkpoint_file", value_parser = crate::checkpointing::parse_duration)]
+    pub(crate) checkpoint_every: Option<std::time::Duration>,
+    /// Continue from this checkpoint (set by `resume`)
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub(crate) resume_from: Option<PathBuf>,
+}
+
+fn parse_time(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(time) if time.is_finite() && time >= 0.0 => Ok(time),
+        _ => Err(format!("expected a non-negative time, got `{text}`")),
+    }
 }
 
 /// Settings of the Time Warp kernel (ignored by the sequential kernel).

@@ -19,7 +19,7 @@
 //!
 //! ```no_run
 //! # #[derive(Debug, Clone, clap::Args, serde::Serialize)] struct Mm1 {}
-//! # #[derive(Debug, Clone)] struct Queue;
+//! # #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)] struct Queue;
 //! # impl warpsim_core::LogicalProcess for Queue {
 //! #     type Event = (); type Output = f64;
 //! #     fn on_event(&mut self, _: (), _: &mut warpsim_core::Ctx<Self>) {}
@@ -69,6 +69,7 @@
 
 mod analysis;
 mod app;
+mod checkpointing;
 mod cli;
 mod config;
 mod files;
@@ -101,8 +102,11 @@ fn main_with(app: &App, args: Vec<OsString>) -> ExitCode {
     // default hook's message would only be noise; our own bugs are caught below instead.
     std::panic::set_hook(Box::new(|_| {}));
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| real_main(app, args)));
+    // A run a signal stopped ends with 128 + the signal's number, as the shell expects,
+    // whether or not it also failed.
+    let stopped = checkpointing::signal().and_then(|signal| u8::try_from(128 + signal).ok());
     match outcome {
-        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Ok(())) => stopped.map_or(ExitCode::SUCCESS, ExitCode::from),
         Ok(Err(error)) => {
             if let Some(stdout) = error
                 .chain()
@@ -113,7 +117,7 @@ fn main_with(app: &App, args: Vec<OsString>) -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             out::error_line(&format!("{error:#}"));
-            ExitCode::from(1)
+            ExitCode::from(stopped.unwrap_or(1))
         }
         Err(payload) => {
             let message = payload
@@ -129,7 +133,19 @@ fn main_with(app: &App, args: Vec<OsString>) -> ExitCode {
 
 fn real_main(app: &App, args: Vec<OsString>) -> anyhow::Result<()> {
     let program = app.program();
+    // `resume FILE [FLAGS]` is the command line stored in the checkpoint, with those flags.
+    let args = match args.get(1).and_then(|arg| arg.to_str()) {
+        Some("resume")
+            if args
+                .get(2)
+                .is_some_and(|arg| arg != "--help" && arg != "-h") =>
+        {
+            checkpointing::resume_args(&args[0], &args[2..])?
+        }
+        _ => args,
+    };
     let args = config::expand(app, args)?;
+    checkpointing::set_command(&args);
     let kernel_note = cli::kernel_flag_note(app, &args);
     let parsed = match cli::parse(app, args) {
         Ok(cli) => cli,
@@ -154,6 +170,9 @@ fn real_main(app: &App, args: Vec<OsString>) -> anyhow::Result<()> {
         Parsed::Other(Command::Sweep(sweep)) => analysis::sweep::run(app, sweep),
         Parsed::Other(Command::Plan(plan)) => analysis::plan::run(app, plan),
         Parsed::Other(Command::Speedup(speedup)) => analysis::speedup::run(app, speedup),
+        Parsed::Other(Command::Resume(_)) => {
+            anyhow::bail!("resume needs a checkpoint file: {program} resume FILE [FLAGS]")
+        }
         Parsed::Other(Command::Models) => {
             out::print(&listing::listing(app)).map_err(anyhow::Error::from)
         }

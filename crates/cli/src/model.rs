@@ -31,6 +31,9 @@ pub type OutputOf<M> = <<M as Model>::Lp as LogicalProcess>::Output;
 /// LPs' outputs averaged over the outputs ([`Model::metrics`]) — so an LP that emits a
 /// summary struct from `finish` has its figures reported, replicated and swept.
 ///
+/// The LP type is `Serialize + Deserialize` too: every run of the command line can be
+/// checkpointed (`--checkpoint-file`) and resumed (`resume`), which saves the LPs' states.
+///
 /// ```
 /// use warpsim_cli::{BoxError, Metrics, Model};
 /// use warpsim_core::{Committed, Ctx, LogicalProcess};
@@ -46,7 +49,7 @@ pub type OutputOf<M> = <<M as Model>::Lp as LogicalProcess>::Output;
 ///     end: f64,
 /// }
 ///
-/// #[derive(Debug, Clone)]
+/// #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 /// struct Ticker { period: f64 }
 ///
 /// impl LogicalProcess for Ticker {
@@ -78,7 +81,9 @@ pub type OutputOf<M> = <<M as Model>::Lp as LogicalProcess>::Output;
 /// ```
 pub trait Model: Args + Serialize + Clone + std::fmt::Debug + Send + Sync + 'static {
     /// The model's logical process (one type; an enum for several kinds).
-    type Lp: LogicalProcess<Event: Serialize + DeserializeOwned, Output: Serialize + DeserializeOwned>;
+    type Lp: LogicalProcess<Event: Serialize + DeserializeOwned, Output: Serialize + DeserializeOwned>
+        + Serialize
+        + DeserializeOwned;
 
     /// The seed of a run when `--seed` is not given.
     fn default_seed(&self) -> u64 {
@@ -332,7 +337,7 @@ impl<M: Model> Scenario for UserArgs<M> {
             .map_err(|error| anyhow::anyhow!(error))?;
         let config = run_config(&self.kernel, seed, self.params.end_time());
         let mut outputs: Vec<Committed<OutputOf<M>>> = Vec::new();
-        let run = run_on_kernel(&self.kernel, config, lps, &mut outputs, primary);
+        let run = run_on_kernel(&self.kernel, config, lps, &mut outputs, primary)?;
         let mut outcome = Outcome::from_result(run);
         let metrics = self.params.metrics(&outputs);
         outcome.metrics = metrics.to_json();

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use std::fmt::Write as _;
 
 use warpsim_core::{
-    Kernel, LogicalProcess, OutputSink, Report, RunConfig, RunError, Sequential, SimError,
+    Ending, LogicalProcess, OutputSink, Report, RunConfig, RunError, Sequential, SimError, Start,
     StopReason,
 };
 
@@ -121,51 +121,204 @@ pub(crate) fn run_config(common: &KernelArgs, seed: u64, end: f64) -> RunConfig 
     config
 }
 
-/// Runs `lps` on the kernel the user chose, with a progress bar when `show_progress`.
+/// Runs `lps` on the kernel the user chose, with a progress bar when `show_progress`. The
+/// main run (`show_progress`) can be stopped by a signal and checkpointed (see
+/// `checkpointing.rs`); extra runs (replications, sweep points) stop but never checkpoint.
+///
+/// # Errors
+///
+/// A checkpoint that cannot be read or written (the run's own errors are in the result).
 pub(crate) fn run_on_kernel<M, S>(
     common: &KernelArgs,
     config: RunConfig,
     lps: Vec<M>,
     sink: &mut S,
     show_progress: bool,
-) -> KernelRun
+) -> Result<KernelRun>
 where
-    M: LogicalProcess,
+    M: LogicalProcess + serde::Serialize + serde::de::DeserializeOwned,
     M::Event: serde::Serialize + serde::de::DeserializeOwned,
     M::Output: serde::Serialize + serde::de::DeserializeOwned,
     S: OutputSink<M::Output>,
 {
-    if common.kernel == KernelKind::Mpi {
-        let kernel = timewarp_kernel(common, config, lps.len(), show_progress);
-        let (result, stats) = crate::mpi::run(kernel, lps, sink, common);
-        return KernelRun {
-            result,
-            timewarp: Some(stats),
-        };
+    let plan = &common.checkpoint;
+    let checkpointing =
+        show_progress && (plan.checkpoint_file.is_some() || plan.resume_from.is_some());
+    match common.kernel {
+        KernelKind::Mpi => {
+            if checkpointing {
+                return Err(anyhow!(
+                    "checkpoints are not yet supported on --kernel mpi (use --kernel timewarp \
+                     or sequential: a checkpoint of either resumes on the other)"
+                ));
+            }
+            let kernel = timewarp_kernel(common, config, lps.len(), show_progress);
+            let (result, stats) = crate::mpi::run(kernel, lps, sink, common);
+            Ok(KernelRun {
+                result,
+                timewarp: Some(stats),
+            })
+        }
+        KernelKind::Timewarp => {
+            let n_lps = lps.len();
+            if !checkpointing {
+                let kernel = timewarp_kernel(common, config, n_lps, show_progress);
+                let (result, stats) = kernel.run_with_stats(lps, sink);
+                return Ok(KernelRun {
+                    result,
+                    timewarp: Some(stats),
+                });
+            }
+            if plan.checkpoint_every.is_some() {
+                return Err(anyhow!(
+                    "--checkpoint-every is not yet supported on --kernel timewarp (it pauses \
+                     at a simulated time: use --checkpoint-at)"
+                ));
+            }
+            // Each stretch is a run of its own; the statistics are the last stretch's.
+            let mut stats = None;
+            let mut first = true;
+            let result = run_in_stretches(common, config, lps, sink, |config, start, sink| {
+                let kernel = timewarp_kernel(common, config, n_lps, first);
+                first = false;
+                let (ending, run_stats) = kernel.run_from(start, sink);
+                stats = Some(run_stats);
+                ending
+            })?;
+            Ok(KernelRun {
+                result,
+                timewarp: stats,
+            })
+        }
+        KernelKind::Sequential => {
+            // Only the sequential kernel stops between events: signals stop it gracefully
+            // (on Time Warp they keep their default action, which ends the process at once).
+            crate::checkpointing::install_signals()?;
+            let config = config.stop_handle(crate::checkpointing::stop_handle());
+            let progress = Progress::new(if show_progress {
+                config.end_time
+            } else {
+                f64::NAN
+            });
+            let hook = progress.hook(config.end_time);
+            let kernel = |config: RunConfig| {
+                Sequential::new(config)
+                    .queue(common.queue)
+                    .on_progress(hook.clone())
+            };
+            let result = if show_progress {
+                run_in_stretches(common, config, lps, sink, |config, start, sink| {
+                    kernel(config).run_from(start, sink)
+                })
+            } else {
+                let ending = kernel(config).run_from(Start::Init(lps), sink);
+                Ok(ending.and_then(|ending| match ending {
+                    Ending::Finished(finished) => Ok(finished.report),
+                    Ending::Paused(checkpoint, report) => {
+                        checkpoint.finish(report, sink).map(|done| done.report)
+                    }
+                }))
+            };
+            progress.finish();
+            Ok(result?.into())
+        }
     }
-    if common.kernel == KernelKind::Timewarp {
-        let kernel = timewarp_kernel(common, config, lps.len(), show_progress);
-        let (result, stats) = kernel.run_with_stats(lps, sink);
-        return KernelRun {
-            result,
-            timewarp: Some(stats),
-        };
-    }
-    let progress = Progress::new(if show_progress {
-        config.end_time
-    } else {
-        f64::NAN
-    });
-    let hook = progress.hook(config.end_time);
-    let result = match common.kernel {
-        KernelKind::Sequential => Sequential::new(config)
-            .queue(common.queue)
-            .on_progress(hook)
-            .run(lps, sink),
-        KernelKind::Timewarp | KernelKind::Mpi => unreachable!("handled above"),
+}
+
+/// The main run: from `init` or the checkpoint `--resume-from`, in stretches between
+/// checkpoints (each written to `--checkpoint-file`), until it ends or a signal stops it
+/// (then its checkpoint is written and `finish` runs on the committed state, for the partial
+/// report). `run_stretch` runs one stretch on the chosen kernel.
+fn run_in_stretches<M, S, F>(
+    common: &KernelArgs,
+    config: RunConfig,
+    lps: Vec<M>,
+    sink: &mut S,
+    mut run_stretch: F,
+) -> Result<std::result::Result<Report, RunError>>
+where
+    M: LogicalProcess + serde::Serialize + serde::de::DeserializeOwned,
+    M::Output: serde::Serialize + serde::de::DeserializeOwned,
+    S: OutputSink<M::Output>,
+    F: FnMut(
+        RunConfig,
+        Start<M>,
+        &mut crate::checkpointing::Recorder<'_, S>,
+    ) -> std::result::Result<Ending<M>, RunError>,
+{
+    use crate::checkpointing;
+    let plan = &common.checkpoint;
+    let file = plan.checkpoint_file.as_deref();
+    let mut sink = checkpointing::Recorder::new(sink, file.is_some());
+    let mut start = match &plan.resume_from {
+        Some(path) => {
+            let checkpoint = checkpointing::read::<M>(path)?;
+            sink.replay(checkpoint.attachment())?;
+            Start::Resume(Box::new(checkpoint))
+        }
+        None => Start::Init(lps),
     };
-    progress.finish();
-    result.into()
+    // A checkpoint time the resumed run is already at or past is not asked for again.
+    let past = |at: f64, checkpoint: &warpsim_core::Checkpoint<M>| {
+        checkpoint
+            .pending()
+            .first()
+            .is_none_or(|event| event.key.time.as_f64() >= at)
+    };
+    let mut pause_at = plan.checkpoint_at.filter(|at| match &start {
+        Start::Resume(checkpoint) => !past(*at, checkpoint),
+        Start::Init(_) => true,
+    });
+    let _ticker = checkpointing::Ticker::start(plan.checkpoint_every, checkpointing::stop_handle());
+    // The report covers this process's whole run: every stretch's wall time, and the events
+    // committed since it started (a resumed run's earlier events ran in another process).
+    let started = std::time::Instant::now();
+    let first_event = match &start {
+        Start::Resume(checkpoint) => checkpoint.events_committed(),
+        Start::Init(_) => 0,
+    };
+    let whole = |mut report: Report| {
+        report.wall_seconds = started.elapsed().as_secs_f64();
+        report.events_per_second = if report.wall_seconds > 0.0 {
+            (report.events_committed - first_event) as f64 / report.wall_seconds
+        } else {
+            0.0
+        };
+        report
+    };
+    loop {
+        let mut stretch = config.clone();
+        if let Some(at) = pause_at {
+            stretch = stretch.pause_at(at);
+        }
+        let (mut checkpoint, report) = match run_stretch(stretch, start, &mut sink) {
+            Err(mut error) => {
+                *error.partial = whole((*error.partial).clone());
+                return Ok(Err(error));
+            }
+            Ok(Ending::Finished(finished)) => return Ok(Ok(whole(finished.report))),
+            Ok(Ending::Paused(checkpoint, report)) => (checkpoint, report),
+        };
+        if let Some(path) = file {
+            let bytes = checkpointing::write(path, &mut checkpoint, sink.log())?;
+            crate::out::note(&format!(
+                "checkpoint written to {} ({} events committed, time {}, {} bytes)",
+                path.display(),
+                report.events_committed,
+                report.end_time,
+                bytes
+            ));
+        }
+        if report.stop_reason == StopReason::Interrupted {
+            return Ok(checkpoint
+                .finish(whole(report), &mut sink)
+                .map(|done| done.report));
+        }
+        if pause_at.is_some_and(|at| past(at, &checkpoint)) {
+            pause_at = None;
+        }
+        start = Start::Resume(checkpoint);
+    }
 }
 
 /// Worker threads when `--threads` is not given.
@@ -275,10 +428,26 @@ pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
         .validate()
         .map_err(|error| anyhow!("{}: {error:#}", scenario.name()))?;
     crate::limits::check_run(scenario)?;
-    crate::files::check_outputs(&scenario.files())?;
+    let checkpoints = scenario.kernel_args().map(|kernel| &kernel.checkpoint);
+    let checkpoint_file = checkpoints.and_then(|plan| plan.checkpoint_file.as_ref());
+    crate::files::check_outputs(
+        &scenario
+            .files()
+            .output("--checkpoint-file", checkpoint_file),
+    )?;
     if let Some(replications) = scenario.run_args().replications {
+        if checkpoints
+            .is_some_and(|plan| plan.checkpoint_file.is_some() || plan.resume_from.is_some())
+        {
+            return Err(anyhow!(
+                "{}: --checkpoint-file takes one run, not --replications (each replication is short; \
+                 a stopped batch reports the replications that finished)",
+                scenario.name()
+            ));
+        }
         return crate::analysis::replications::execute(scenario, replications);
     }
+    crate::checkpointing::set_model(scenario.name(), &scenario.params());
     let outcome = scenario.run_once(seed_of(scenario), true)?;
     if let Some(error) = &outcome.error {
         let rank = match crate::mpi::rank() {
@@ -335,6 +504,21 @@ pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
                 ""
             } else {
                 ", and so marked in its output files"
+            }
+        ));
+    }
+    if outcome.report.stop_reason == StopReason::Interrupted {
+        let by = crate::checkpointing::signal()
+            .map_or("a stop request", crate::checkpointing::signal_name);
+        crate::out::note(&format!(
+            "{}: {by} stopped the run at time {} after {} committed events: its results are \
+             partial{}",
+            scenario.name(),
+            outcome.report.end_time,
+            outcome.report.events_committed,
+            match checkpoint_file {
+                Some(path) => format!("; continue it with `resume {}`", path.display()),
+                None => String::new(),
             }
         ));
     }

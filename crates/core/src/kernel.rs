@@ -4,6 +4,7 @@ use crate::error::{RunError, SimError};
 use crate::finish::Finished;
 use crate::model::{LogicalProcess, OutputSink};
 use crate::report::{CostModel, Report};
+use crate::stop::StopHandle;
 
 /// Settings of one run that every kernel honours.
 ///
@@ -28,6 +29,13 @@ pub struct RunConfig {
     /// Also fingerprint the contents of the committed events (default: off; see
     /// [`RunConfig::content_hash`]).
     pub content_hash: bool,
+    /// Who may ask the run to stop or pause early (default: nobody; see [`StopHandle`]).
+    pub stop: Option<StopHandle>,
+    /// Pause before the first event at or after this time and hand back a
+    /// [`Checkpoint`](crate::Checkpoint) (default: never; see [`RunConfig::pause_at`]).
+    pub pause_at: Option<f64>,
+    /// Pause once this many events are committed in all (default: never).
+    pub pause_after: Option<u64>,
 }
 
 impl RunConfig {
@@ -39,7 +47,33 @@ impl RunConfig {
             max_events: None,
             critical_path: None,
             content_hash: false,
+            stop: None,
+            pause_at: None,
+            pause_after: None,
         }
+    }
+
+    /// Lets `stop` end the run early (see [`StopHandle`]).
+    pub fn stop_handle(mut self, stop: StopHandle) -> RunConfig {
+        self.stop = Some(stop);
+        self
+    }
+
+    /// Pauses the run before its first event at or after `time`: every event before `time`
+    /// is committed and none at or after it, and the kernel hands back a
+    /// [`Checkpoint`](crate::Checkpoint) instead of finishing (see
+    /// [`Sequential::run_from`](crate::Sequential::run_from)). A pause at or after the end
+    /// time never happens.
+    pub fn pause_at(mut self, time: f64) -> RunConfig {
+        self.pause_at = Some(time);
+        self
+    }
+
+    /// Pauses the run once `events` events are committed in all (counting those before the
+    /// checkpoint it resumed from), handing back a checkpoint.
+    pub fn pause_after(mut self, events: u64) -> RunConfig {
+        self.pause_after = Some(events);
+        self
     }
 
     /// Sets the end time.
@@ -74,12 +108,19 @@ impl RunConfig {
     ///
     /// # Errors
     ///
-    /// [`SimError::Config`] when the end time is NaN or negative.
+    /// [`SimError::Config`] when the end time or the pause time is NaN or negative.
     pub fn validate(&self) -> Result<(), SimError> {
         if self.end_time.is_nan() || self.end_time < 0.0 {
             return Err(SimError::Config(format!(
                 "end time must be a non-negative number, got {}",
                 self.end_time
+            )));
+        }
+        if let Some(pause) = self.pause_at
+            && (pause.is_nan() || pause < 0.0)
+        {
+            return Err(SimError::Config(format!(
+                "pause time must be a non-negative number, got {pause}"
             )));
         }
         Ok(())

@@ -120,6 +120,7 @@
 #![forbid(unsafe_code)]
 
 pub mod blocks;
+mod checkpoint;
 mod error;
 mod finish;
 mod kernel;
@@ -129,8 +130,13 @@ mod pending;
 mod report;
 mod rng;
 mod sequential;
+mod stop;
 mod time;
 
+pub use checkpoint::{
+    Checkpoint, CheckpointError, CheckpointHeader, CheckpointLabel, Ending, FORMAT_VERSION,
+    PendingEvent, Start, read_checkpoint_header,
+};
 pub use error::{RunError, SimError, TimeError};
 pub use finish::{FinishCtx, Finished};
 pub use kernel::{Kernel, RunConfig};
@@ -210,4 +216,5 @@ pub mod __private {
 pub use report::{CostModel, CriticalPath, Report, StopReason, TraceHash};
 pub use rng::{LpRng, derive_seed, stream_rng};
 pub use sequential::{ProgressHook, Sequential};
+pub use stop::StopHandle;
 pub use time::{EventKey, LpId, Time};

@@ -171,7 +171,7 @@ pub struct SendError<E> {
 /// buffered kernels) the record of the events it cancelled or moved.
 ///
 /// Kernels save it beside the model state and restore both together.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct LpMeta {
     pub(crate) rng: LpRng,
     /// The run's seed, for named streams ([`Ctx::stream`]).
@@ -197,12 +197,12 @@ impl LpMeta {
 /// causal identity) it cancelled or moved, the event's current key (or `None` once cancelled) and the
 /// largest key any copy of its handle can carry. This lets `cancel` and `reschedule` answer
 /// from the LP's own state, without asking the receiver — which an optimistic kernel cannot.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RetractionLog {
     entries: Vec<Retraction>,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 struct Retraction {
     /// The send's identity (`sent`, `id` of its key).
     sent: Time,
@@ -250,6 +250,54 @@ impl RetractionLog {
                 max_key,
             }),
         }
+    }
+}
+
+/// Where the events a run resumed with went in the sequential kernel's queue: a handle kept
+/// in an LP's state holds the queue slot of the run that sent it (or none, when another
+/// kernel sent it), so a handle that no longer leads to its event is looked up here by the
+/// event's identity. Empty, and never consulted, in a run that did not resume.
+///
+/// The lookup table is built on the first miss only (most models never cancel or move an
+/// event of an earlier run, and a map of a million entries would cost every resume a
+/// fifth of a second): until then the events are a plain list.
+#[derive(Debug, Default)]
+pub(crate) struct Relocations {
+    events: Vec<(Identity, Handle)>,
+    sorted: std::cell::OnceCell<Vec<(Identity, Handle)>>,
+}
+
+/// A send's identity: sender, send time, id (see [`EventKey::same_send`]), destination.
+type Identity = (u32, u64, u64, u32);
+
+impl Relocations {
+    pub(crate) fn insert(&mut self, key: &EventKey, dest: LpId, handle: Handle) {
+        self.events.push((Self::identity(key, dest), handle));
+    }
+
+    fn find(&self, key: &EventKey, dest: LpId) -> Option<Handle> {
+        if self.events.is_empty() {
+            return None;
+        }
+        let sorted = self.sorted.get_or_init(|| {
+            let mut sorted = self.events.clone();
+            sorted.sort_unstable_by_key(|(identity, _)| *identity);
+            sorted
+        });
+        let identity = Self::identity(key, dest);
+        let at = sorted
+            .binary_search_by_key(&identity, |(identity, _)| *identity)
+            .ok()?;
+        Some(sorted[at].1)
+    }
+
+    fn identity(key: &EventKey, dest: LpId) -> Identity {
+        (
+            key.src.get(),
+            key.sent.as_f64().to_bits(),
+            key.id,
+            dest.get(),
+        )
     }
 }
 
@@ -319,6 +367,8 @@ pub(crate) enum Backend<'a, E> {
         /// Record sent and rescheduled events in `sent` (critical-path analysis).
         track_sends: bool,
         sent: &'a mut Vec<Handle>,
+        /// Where the events of a checkpoint went (a resumed run only).
+        relocations: &'a Relocations,
     },
     /// Other kernels: into a buffer the kernel processes after the handler.
     Buffered(&'a mut Vec<Effect<E>>),
@@ -587,6 +637,7 @@ impl<M: LogicalProcess> Ctx<'_, M> {
                 queue,
                 track_sends,
                 sent,
+                ..
             } => {
                 let pending = Pending {
                     dest: to,
@@ -625,23 +676,26 @@ impl<M: LogicalProcess> Ctx<'_, M> {
         })
     }
 
-    /// The queue handle of a still-pending event this LP sent, if `handle` names one
-    /// (sequential kernel).
+    /// The queue handle and current key of a still-pending event this LP sent, if `handle`
+    /// names one (sequential kernel): where its locator says, or, in a resumed run, where
+    /// the checkpoint's event went.
     fn locate(
         queue: &PendingQueue<Pending<M::Event>>,
+        relocations: &Relocations,
         me: LpId,
         handle: &EventHandle,
-    ) -> Option<Handle> {
+    ) -> Option<(Handle, EventKey)> {
         if handle.key.src != me {
             return None;
         }
-        let queue_handle = Handle::from_raw(handle.locator);
-        match queue.get(queue_handle) {
+        let check = |queue_handle: Handle| match queue.get(queue_handle) {
             Some((key, pending)) if key.same_send(&handle.key) && pending.dest == handle.dest => {
-                Some(queue_handle)
+                Some((queue_handle, key))
             }
             _ => None,
-        }
+        };
+        check(Handle::from_raw(handle.locator))
+            .or_else(|| check(relocations.find(&handle.key, handle.dest)?))
     }
 
     /// The key a still-pending event this LP sent has now, from the LP's own record
@@ -663,8 +717,17 @@ impl<M: LogicalProcess> Ctx<'_, M> {
     pub fn cancel(&mut self, handle: EventHandle) -> bool {
         let me = self.me;
         match &mut self.backend {
-            Backend::Direct { queue, .. } => match Self::locate(queue, me, &handle) {
-                Some(queue_handle) => queue.cancel(queue_handle).is_some(),
+            Backend::Direct {
+                queue, relocations, ..
+            } => match Self::locate(queue, relocations, me, &handle) {
+                Some((queue_handle, current)) => {
+                    // Kept as a buffered kernel keeps it, so that a checkpoint of this run
+                    // continues on any kernel (which answers `cancel` from this record).
+                    self.meta
+                        .retractions
+                        .record(handle.key.max(current), None, self.key);
+                    queue.cancel(queue_handle).is_some()
+                }
                 None => false,
             },
             Backend::Buffered(_) => {
@@ -690,15 +753,15 @@ impl<M: LogicalProcess> Ctx<'_, M> {
     /// Returns `false` (and changes nothing) when the event is no longer pending or was sent by
     /// another LP; see [`Ctx::cancel`]. A bad delay stops the run, as in [`Ctx::send`].
     pub fn reschedule(&mut self, handle: &mut EventHandle, delay: f64) -> bool {
-        let current = match &self.backend {
-            Backend::Direct { queue, .. } => {
-                if Self::locate(queue, self.me, handle).is_none() {
-                    return false;
-                }
-                handle.key
-            }
+        let (current, located) = match &self.backend {
+            Backend::Direct {
+                queue, relocations, ..
+            } => match Self::locate(queue, relocations, self.me, handle) {
+                Some((queue_handle, current)) => (current, Some(queue_handle)),
+                None => return false,
+            },
             Backend::Buffered(_) => match self.pending_key(handle) {
-                Some(current) => current,
+                Some(current) => (current, None),
                 None => return false,
             },
         };
@@ -716,14 +779,21 @@ impl<M: LogicalProcess> Ctx<'_, M> {
                 queue,
                 track_sends,
                 sent,
+                ..
             } => {
-                let queue_handle = Handle::from_raw(handle.locator);
+                let Some(queue_handle) = located else {
+                    return false;
+                };
                 if queue.reschedule(queue_handle, key).is_err() {
                     return false;
                 }
                 if *track_sends {
                     sent.push(queue_handle);
                 }
+                handle.locator = queue_handle.into_raw();
+                self.meta
+                    .retractions
+                    .record(handle.key.max(current), Some(key), now);
             }
             Backend::Buffered(effects) => {
                 effects.push(Effect::Move {

@@ -147,6 +147,12 @@ pub enum StopReason {
     Drained,
     /// An error stopped the run.
     Error,
+    /// A [`StopHandle`](crate::StopHandle) (a signal, in the CLI) stopped the run early:
+    /// what it committed is exact, the rest did not run.
+    Interrupted,
+    /// The run paused for a checkpoint ([`RunConfig::pause_at`](crate::RunConfig::pause_at)
+    /// and friends) and goes on from it.
+    Paused,
 }
 
 /// How the critical-path analysis prices one event.
@@ -268,6 +274,8 @@ impl fmt::Display for Report {
                 StopReason::EventLimit => "event limit reached",
                 StopReason::Drained => "no events left",
                 StopReason::Error => "stopped by an error",
+                StopReason::Interrupted => "interrupted",
+                StopReason::Paused => "paused for a checkpoint",
             }
         )?;
         writeln!(f, "wall time         {:.3} s", self.wall_seconds)?;

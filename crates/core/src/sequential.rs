@@ -4,11 +4,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::checkpoint::{Checkpoint, Counters, Ending, PendingEvent, Start};
 use crate::error::{RunError, SimError};
 use crate::finish::{Finished, finish_time, run_finish};
 use crate::kernel::{Kernel, RunConfig};
 use crate::model::{
-    Backend, Committed, Ctx, LogicalProcess, LpMeta, OutputSink, deliver_guarded, encode_event,
+    Backend, Committed, Ctx, LogicalProcess, LpMeta, OutputSink, Relocations, deliver_guarded,
+    encode_event,
 };
 use crate::pending::{Pending, PendingQueue, QueueKind};
 use crate::report::{CostModel, CriticalPath, Report, StopReason, TraceHash};
@@ -138,7 +140,49 @@ impl Sequential {
         // One pass: with `CostModel::Nanos` the events are timed once, without the replays
         // of `run` (which would show the observer every event again).
         let mut observer = FnObserver(observer);
-        self.run_pass(lps, sink, &mut Vec::new(), true, &mut observer)
+        let ending = self.run_pass(Start::Init(lps), sink, &mut Vec::new(), true, &mut observer)?;
+        finish_ending(ending, sink)
+    }
+
+    /// Runs the model from `start` — every LP's `init`, or a [`Checkpoint`] of an earlier
+    /// run — until it ends, or pauses ([`RunConfig::pause_at`], [`RunConfig::pause_after`],
+    /// [`StopHandle::pause`](crate::StopHandle::pause)) or is stopped
+    /// ([`StopHandle::stop`](crate::StopHandle::stop)), which hand back a checkpoint to
+    /// continue from (on this kernel or any other). A run continued from a checkpoint
+    /// commits the same events and delivers the same outputs as the run that was never
+    /// paused, and its report counts the events before the pause too.
+    ///
+    /// See [`Checkpoint`] for an example.
+    ///
+    /// # Errors
+    ///
+    /// As [`Kernel::run`]; resuming also fails with [`SimError::Config`] when the
+    /// checkpoint does not fit the configuration (see [`Checkpoint::check_config`]).
+    pub fn run_from<M, S>(&self, start: Start<M>, sink: &mut S) -> Result<Ending<M>, RunError>
+    where
+        M: LogicalProcess,
+        S: OutputSink<M::Output>,
+    {
+        let start = match start {
+            Start::Init(lps) if self.config.critical_path == Some(CostModel::Nanos) => {
+                return self.run_timed(lps, sink).map(Ending::Finished);
+            }
+            start => start,
+        };
+        self.run_pass(start, sink, &mut Vec::new(), true, &mut NoObserver)
+    }
+}
+
+/// Ends a run that paused at its boundary (see [`Checkpoint::finish`]): what
+/// [`Kernel::run_final`] does when a stop handle interrupts it.
+fn finish_ending<M, S>(ending: Ending<M>, sink: &mut S) -> Result<Finished<M>, RunError>
+where
+    M: LogicalProcess,
+    S: OutputSink<M::Output>,
+{
+    match ending {
+        Ending::Finished(finished) => Ok(finished),
+        Ending::Paused(checkpoint, report) => checkpoint.finish(report, sink),
     }
 }
 
@@ -218,6 +262,43 @@ impl<E, F: FnMut(&EventKey, LpId, &E)> Observer<E> for FnObserver<F> {
     }
 }
 
+/// How many events pass between two looks at a [`StopHandle`](crate::StopHandle): a stop
+/// comes within microseconds, and the look costs nothing measurable.
+const STOP_POLL: u64 = 1 << 10;
+
+/// The checkpoint of a run that paused or was stopped: the LPs, the events left in the
+/// queue in key order, and the report's running totals.
+#[inline(never)]
+fn take_checkpoint<M: LogicalProcess>(
+    kernel: &str,
+    slots: Vec<LpSlot<M>>,
+    queue: &mut PendingQueue<Pending<M::Event>>,
+    report: &Report,
+) -> Checkpoint<M> {
+    let mut pending = Vec::with_capacity(queue.len());
+    while let Some((key, Pending { dest, event, .. })) = queue.pop() {
+        pending.push(PendingEvent { key, dest, event });
+    }
+    let (states, metas) = slots
+        .into_iter()
+        .map(|slot| (slot.model, slot.meta))
+        .unzip();
+    Checkpoint::assemble(
+        kernel,
+        states,
+        metas,
+        pending,
+        Counters {
+            seed: report.seed,
+            committed: report.events_committed,
+            last_time: report.end_time,
+            trace: report.trace_hash.parts(),
+            content: report.content_hash.map(|hash| hash.parts()),
+            peak_pending: report.peak_pending as u64,
+        },
+    )
+}
+
 /// From this many LPs on, the kernel prefetches the next event's LP record (see `run`).
 const PREFETCH_LPS_FROM: usize = 1 << 14;
 
@@ -247,10 +328,8 @@ impl Kernel for Sequential {
         M: LogicalProcess,
         S: OutputSink<M::Output>,
     {
-        if self.config.critical_path == Some(CostModel::Nanos) {
-            return self.run_timed(lps, sink);
-        }
-        self.run_pass(lps, sink, &mut Vec::new(), true, &mut NoObserver)
+        let ending = self.run_from(Start::Init(lps), sink)?;
+        finish_ending(ending, sink)
     }
 }
 
@@ -281,7 +360,8 @@ impl Sequential {
         // The model's `Clone` is the model's code: if it panics there is no replay.
         let initial = catch_unwind(AssertUnwindSafe(|| lps.clone())).ok();
         let mut costs: Vec<f32> = Vec::new();
-        let mut finished = self.run_pass(lps, sink, &mut costs, true, &mut NoObserver)?;
+        let ending = self.run_pass(Start::Init(lps), sink, &mut costs, true, &mut NoObserver)?;
+        let mut finished = finish_ending(ending, sink)?;
         let report = &mut finished.report;
         if let Some(initial) = initial {
             for pass in 1..NANOS_PASSES {
@@ -295,13 +375,13 @@ impl Sequential {
                     }
                 };
                 match self.run_pass(
-                    copy,
+                    Start::Init(copy),
                     &mut crate::model::Discard,
                     &mut costs,
                     false,
                     &mut NoObserver,
                 ) {
-                    Ok(Finished { report: replay, .. })
+                    Ok(Ending::Finished(Finished { report: replay, .. }))
                         if replay.trace_hash == report.trace_hash
                             && replay.events_committed == report.events_committed =>
                     {
@@ -325,12 +405,12 @@ impl Sequential {
     /// of the `i`-th event over the passes so far (this pass's included).
     fn run_pass<M, S, H>(
         &self,
-        lps: Vec<M>,
+        start: Start<M>,
         sink: &mut S,
         costs: &mut Vec<f32>,
         report_progress: bool,
         observer: &mut H,
-    ) -> Result<Finished<M>, RunError>
+    ) -> Result<Ending<M>, RunError>
     where
         M: LogicalProcess,
         S: OutputSink<M::Output>,
@@ -338,7 +418,11 @@ impl Sequential {
     {
         let started = Instant::now();
         let config = &self.config;
-        let n_lps = u32::try_from(lps.len()).unwrap_or(u32::MAX);
+        let n_lps_given = match &start {
+            Start::Init(lps) => lps.len(),
+            Start::Resume(checkpoint) => checkpoint.states.len(),
+        };
+        let n_lps = u32::try_from(n_lps_given).unwrap_or(u32::MAX);
         let mut report = Report::new(self.name(), config.seed, n_lps);
         let fail = |error: SimError, mut report: Report| {
             report.stop_reason = StopReason::Error;
@@ -351,24 +435,56 @@ impl Sequential {
         if let Err(error) = config.validate() {
             return fail(error, report);
         }
-        if lps.is_empty() {
+        if n_lps_given == 0 {
             return fail(SimError::NoLps, report);
         }
-        if lps.len() > u32::MAX as usize {
-            return fail(SimError::TooManyLps(lps.len()), report);
+        if n_lps_given > u32::MAX as usize {
+            return fail(SimError::TooManyLps(n_lps_given), report);
+        }
+        if let Start::Resume(checkpoint) = &start
+            && let Err(error) = checkpoint.check_config(config)
+        {
+            return fail(error, report);
         }
 
-        let mut slots: Vec<LpSlot<M>> = lps
-            .into_iter()
-            .enumerate()
-            .map(|(index, model)| LpSlot {
-                model,
-                meta: LpMeta::new(config.seed, LpId::new(index as u32)),
-            })
-            .collect();
+        let (mut slots, resumed): (Vec<LpSlot<M>>, _) = match start {
+            Start::Init(lps) => (
+                lps.into_iter()
+                    .enumerate()
+                    .map(|(index, model)| LpSlot {
+                        model,
+                        meta: LpMeta::new(config.seed, LpId::new(index as u32)),
+                    })
+                    .collect(),
+                None,
+            ),
+            Start::Resume(checkpoint) => {
+                let Checkpoint {
+                    states,
+                    metas,
+                    pending,
+                    counters,
+                    ..
+                } = *checkpoint;
+                (
+                    states
+                        .into_iter()
+                        .zip(metas)
+                        .map(|(model, meta)| LpSlot { model, meta })
+                        .collect(),
+                    Some((pending, counters)),
+                )
+            }
+        };
         // Most models keep at least one pending event per LP.
-        let mut queue: PendingQueue<Pending<M::Event>> =
-            PendingQueue::with_capacity(self.queue, slots.len());
+        let mut queue: PendingQueue<Pending<M::Event>> = PendingQueue::with_capacity(
+            self.queue,
+            slots
+                .len()
+                .max(resumed.as_ref().map_or(0, |(pending, _)| pending.len())),
+        );
+        // Where the events pending at a checkpoint went in this queue (see `Relocations`).
+        let mut relocations = Relocations::default();
         let mut outputs: Vec<M::Output> = Vec::new();
         let mut error: Option<SimError> = None;
         let mut sent: Vec<warpsim_queue::Handle> = Vec::new();
@@ -383,53 +499,78 @@ impl Sequential {
         let max_events = config.max_events.unwrap_or(u64::MAX);
         let end_time = config.end_time;
 
-        // Initialisation, in LP order. Its pseudo-events are not committed events.
-        for (index, slot) in slots.iter_mut().enumerate() {
-            let lp = LpId::new(index as u32);
-            let key = EventKey::init(lp);
-            let mut ctx = Ctx::<M> {
-                key,
-                sends: 0,
-                first_id: 0,
-                me: lp,
-                n_lps,
-                meta: &mut slot.meta,
-                backend: Backend::Direct {
-                    queue: &mut queue,
-                    track_sends: false,
-                    sent: &mut sent,
-                },
-                outputs: &mut outputs,
-                error: &mut error,
-            };
-            let model = &mut slot.model;
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| model.init(&mut ctx))) {
-                let message = panic_message(payload.as_ref());
-                report.pending_at_end = queue.len();
-                return fail(
-                    SimError::ModelPanic {
-                        lp,
-                        time: key.time,
-                        message,
-                    },
-                    report,
-                );
-            }
-            for output in outputs.drain(..) {
-                if let Err(sink_error) = deliver_guarded(sink, Committed { key, lp, output }) {
-                    error = Some(sink_error);
-                    break;
-                }
-            }
-            if let Some(error) = error.take() {
-                report.pending_at_end = queue.len();
-                return fail(error, report);
-            }
-        }
-        report.peak_pending = queue.len();
-
         let mut committed: u64 = 0;
         let mut last_time = 0.0f64;
+        let resuming = resumed.is_some();
+        if let Some((pending, counters)) = resumed {
+            committed = counters.committed;
+            last_time = counters.last_time;
+            trace = TraceHash::from_parts(counters.trace.0, counters.trace.1);
+            if let Some((sum, count)) = counters.content {
+                content = TraceHash::from_parts(sum, count);
+            }
+            report.peak_pending = counters.peak_pending as usize;
+            for PendingEvent { key, dest, event } in pending {
+                let pending = Pending {
+                    dest,
+                    crit: 0.0,
+                    event,
+                };
+                match queue.push(key, pending) {
+                    Ok(handle) => relocations.insert(&key, dest, handle),
+                    Err(_) => return fail(SimError::QueueFull, report),
+                }
+            }
+        }
+        let first_committed = committed;
+        // Initialisation, in LP order, unless the run continues a checkpoint. Its
+        // pseudo-events are not committed events.
+        if !resuming {
+            for (index, slot) in slots.iter_mut().enumerate() {
+                let lp = LpId::new(index as u32);
+                let key = EventKey::init(lp);
+                let mut ctx = Ctx::<M> {
+                    key,
+                    sends: 0,
+                    first_id: 0,
+                    me: lp,
+                    n_lps,
+                    meta: &mut slot.meta,
+                    backend: Backend::Direct {
+                        queue: &mut queue,
+                        track_sends: false,
+                        sent: &mut sent,
+                        relocations: &relocations,
+                    },
+                    outputs: &mut outputs,
+                    error: &mut error,
+                };
+                let model = &mut slot.model;
+                if let Err(payload) = catch_unwind(AssertUnwindSafe(|| model.init(&mut ctx))) {
+                    let message = panic_message(payload.as_ref());
+                    report.pending_at_end = queue.len();
+                    return fail(
+                        SimError::ModelPanic {
+                            lp,
+                            time: key.time,
+                            message,
+                        },
+                        report,
+                    );
+                }
+                for output in outputs.drain(..) {
+                    if let Err(sink_error) = deliver_guarded(sink, Committed { key, lp, output }) {
+                        error = Some(sink_error);
+                        break;
+                    }
+                }
+                if let Some(error) = error.take() {
+                    report.pending_at_end = queue.len();
+                    return fail(error, report);
+                }
+            }
+        }
+        report.peak_pending = report.peak_pending.max(queue.len());
         // The last event run: one with the same key and destination would be a collision of
         // causal identities (see `EventKey`), which equal keys come out of the queue next to.
         // (Ids differ between almost any two events, so comparing them first is one test.)
@@ -439,9 +580,42 @@ impl Sequential {
         let prefetch_lps = slots.len() >= PREFETCH_LPS_FROM;
         // Events at or after the end time, taken out to stop (see below).
         let mut at_end: Vec<(EventKey, Pending<M::Event>)> = Vec::new();
+        // Pauses and stops are checked where the event limit is, at no cost per event: when
+        // `committed` reaches `check_at`, the next count at which one of them may apply.
+        let pause_after = config.pause_after.unwrap_or(u64::MAX);
+        let stop = config.stop.as_ref();
+        let next_check = |committed: u64| {
+            let poll = match stop {
+                Some(_) => committed.saturating_add(STOP_POLL),
+                None => u64::MAX,
+            };
+            max_events.min(pause_after).min(poll)
+        };
+        let mut check_at = if stop.is_some() {
+            committed
+        } else {
+            next_check(committed)
+        };
+        // A pause at a time before the end: the loop stops at it instead of the end time.
+        let pause_time = config.pause_at.filter(|time| *time < end_time);
+        let stop_time = pause_time.unwrap_or(end_time);
         let stop_reason = loop {
-            if committed >= max_events {
-                break StopReason::EventLimit;
+            if committed >= check_at {
+                if committed >= max_events {
+                    break StopReason::EventLimit;
+                }
+                if committed >= pause_after {
+                    break StopReason::Paused;
+                }
+                if let Some(stop) = stop {
+                    if stop.stop_requested() {
+                        break StopReason::Interrupted;
+                    }
+                    if stop.take_pause() {
+                        break StopReason::Paused;
+                    }
+                }
+                check_at = next_check(committed);
             }
             let Some((key, pending)) = queue.pop() else {
                 break if at_end.is_empty() {
@@ -450,7 +624,12 @@ impl Sequential {
                     StopReason::EndTime
                 };
             };
-            if key.time.as_f64() >= end_time {
+            if key.time.as_f64() >= stop_time {
+                if pause_time.is_some() {
+                    // Put back below, with the events set aside at the end.
+                    at_end.push((key, pending));
+                    break StopReason::Paused;
+                }
                 // The events due at exactly the end time come out first: set them aside to
                 // count them, and stop at the first later one (or when none is left). This
                 // loop's `pop` stays the only call of it, which keeps it inlined.
@@ -492,6 +671,7 @@ impl Sequential {
                     queue: &mut queue,
                     track_sends: critical.is_some(),
                     sent: &mut sent,
+                    relocations: &relocations,
                 },
                 outputs: &mut outputs,
                 error: &mut error,
@@ -605,11 +785,6 @@ impl Sequential {
             _ => last_time,
         };
         report.pending_at_end = queue.len();
-        // The end of the run: `finish` on every LP, in LP order, its outputs after all others.
-        let finish_at = finish_time(end_time, stop_reason == StopReason::EventLimit, last_time);
-        if let Err(error) = finish_all(&mut slots, n_lps, finish_at, &mut outputs, sink) {
-            return fail(error, report);
-        }
         report.critical_path = critical.map(|cost_model| CriticalPath {
             cost_model,
             total_cost,
@@ -620,13 +795,29 @@ impl Sequential {
                 0.0
             },
         });
+        if matches!(stop_reason, StopReason::Paused | StopReason::Interrupted) {
+            report.pending_at_end_time = 0;
+            report.wall_seconds = started.elapsed().as_secs_f64();
+            report.events_per_second = if report.wall_seconds > 0.0 {
+                (committed - first_committed) as f64 / report.wall_seconds
+            } else {
+                0.0
+            };
+            let checkpoint = take_checkpoint(self.name(), slots, &mut queue, &report);
+            return Ok(Ending::Paused(Box::new(checkpoint), report));
+        }
+        // The end of the run: `finish` on every LP, in LP order, its outputs after all others.
+        let finish_at = finish_time(end_time, stop_reason == StopReason::EventLimit, last_time);
+        if let Err(error) = finish_all(&mut slots, n_lps, finish_at, &mut outputs, sink) {
+            return fail(error, report);
+        }
         report.wall_seconds = started.elapsed().as_secs_f64();
         report.events_per_second = if report.wall_seconds > 0.0 {
-            committed as f64 / report.wall_seconds
+            (committed - first_committed) as f64 / report.wall_seconds
         } else {
             0.0
         };
         let states = slots.into_iter().map(|slot| slot.model).collect();
-        Ok(Finished::new(report, states))
+        Ok(Ending::Finished(Finished::new(report, states)))
     }
 }

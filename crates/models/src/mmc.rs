@@ -45,7 +45,7 @@ use crate::{ParamError, check_range};
 /// assert!(MmcParams::default().validate().is_ok());
 /// assert!(MmcParams { servers: 0, ..MmcParams::default() }.validate().is_err());
 /// ```
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct MmcParams {
     /// Arrival rate λ (customers per time unit).
@@ -212,7 +212,7 @@ pub struct MmcSummary {
 }
 
 /// The M/M/c queue as one logical process. See the [module docs](self).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct MmcQueue {
     interarrival: Exp<f64>,
     service: Exp<f64>,
@@ -346,7 +346,7 @@ impl LogicalProcess for MmcQueue {
 }
 
 /// The steady state of an M/M/c queue, from the Erlang C formula.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ErlangC {
     /// Probability that an arriving customer waits, `C(c, a)` with `a = λ/μ`.
     pub p_wait: f64,

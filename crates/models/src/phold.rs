@@ -37,7 +37,7 @@ use crate::{ParamError, busy_work, check_range};
 
 /// PHOLD's parameters. The defaults are the built-in scenario. With the `clap` feature they
 /// are also command-line flags (`--lps`, …) with these defaults and docs.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct PholdParams {
     /// Number of LPs.
@@ -129,7 +129,7 @@ impl PholdParams {
 
 /// One PHOLD LP. It has no state of its own beyond its parameters: everything that changes
 /// lives in the kernel's pending set and the LP's random stream.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Phold {
     remote: f64,
     lookahead: f64,

@@ -6,17 +6,18 @@ use std::time::Instant;
 use crossbeam_channel::RecvTimeoutError;
 use warpsim_core::kernel_api::deliver_guarded;
 use warpsim_core::{
-    Committed, EventKey, Finished, Kernel, LogicalProcess, LpId, OutputSink, Report, RunError,
-    SimError, StopReason, TraceHash,
+    Checkpoint, Committed, Ending, EventKey, Finished, Kernel, LogicalProcess, LpId, OutputSink,
+    Report, RunError, SimError, Start, StopReason, TraceHash,
 };
 
 use crate::config::TimeWarp;
 use crate::message::key_max;
 use crate::observe::{Observe, Observing, Plain};
-use crate::setup::{Crew, InitOutputs, Placement, Prepared, initialise};
+use crate::setup::{Crew, InitOutputs, Initialised, Placement, Prepared, initialise};
 use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
 use crate::stats::{ThreadStats, TimeWarpStats};
 use crate::watch::{WATCH_EVERY, Watchdog};
+use crate::worker::FinalLp;
 
 impl Kernel for TimeWarp {
     fn name(&self) -> &'static str {
@@ -72,7 +73,53 @@ impl TimeWarp {
         M: LogicalProcess,
         S: OutputSink<M::Output>,
     {
-        self.run_delivering(lps, &mut Plain(sink), false)
+        let (ending, stats) = self.run_delivering(Start::Init(lps), &mut Plain(&mut *sink), false);
+        let finished = ending.and_then(|ending| match ending {
+            Ending::Finished(finished) => Ok(finished),
+            Ending::Paused(checkpoint, report) => checkpoint.finish(report, sink),
+        });
+        (finished, stats)
+    }
+
+    /// Runs the model from `start` — every LP's `init`, or a [`Checkpoint`] written by any
+    /// kernel — until it ends, or until the pause time
+    /// ([`RunConfig::pause_at`](warpsim_core::RunConfig::pause_at)), where it hands back a
+    /// checkpoint of the committed state (every event before the pause time committed,
+    /// none after), to continue on any kernel. The result is the uninterrupted run's, as on
+    /// the sequential kernel ([`Sequential::run_from`](warpsim_core::Sequential::run_from)).
+    ///
+    /// A pause is taken the way the run ends at an end time: the workers stop at the pause
+    /// time, every message lands, and each LP's committed state and pending events are
+    /// collected (no `finish` runs). Pausing by event count is refused, and so is a
+    /// [`StopHandle`](warpsim_core::StopHandle) (this kernel does not read one yet).
+    ///
+    /// ```
+    /// use warpsim_core::{Discard, Ending, Kernel, RunConfig, Sequential, Start};
+    /// use warpsim_models::phold::PholdParams;
+    /// use warpsim_timewarp::TimeWarp;
+    ///
+    /// let params = PholdParams { lps: 32, end: 20.0, ..PholdParams::default() };
+    /// let config = RunConfig::new(1).end_time(params.end);
+    /// let whole = Sequential::new(config.clone()).run(params.build().unwrap(), &mut Discard).unwrap();
+    /// // Paused at 8 on Time Warp, continued on the sequential kernel.
+    /// let paused = TimeWarp::new(config.clone().pause_at(8.0)).threads(2);
+    /// let (ending, _) = paused.run_from(Start::Init(params.build().unwrap()), &mut Discard);
+    /// let Ok(Ending::Paused(checkpoint, _)) = ending else { panic!("no pause") };
+    /// let Ending::Finished(done) = Sequential::new(config)
+    ///     .run_from(Start::Resume(checkpoint), &mut Discard)
+    ///     .unwrap() else { panic!("paused again") };
+    /// assert_eq!(done.report.trace_hash, whole.trace_hash);
+    /// ```
+    pub fn run_from<M, S>(
+        &self,
+        start: Start<M>,
+        sink: &mut S,
+    ) -> (Result<Ending<M>, RunError>, TimeWarpStats)
+    where
+        M: LogicalProcess,
+        S: OutputSink<M::Output>,
+    {
+        self.run_delivering(start, &mut Plain(sink), false)
     }
 
     /// Runs the model like [`Kernel::run_final`], showing `observer` every committed event —
@@ -121,26 +168,35 @@ impl TimeWarp {
         S: OutputSink<M::Output>,
         F: FnMut(&EventKey, LpId, &M::Event),
     {
-        self.run_delivering(lps, &mut Observing::new(sink, observer), true)
-            .0
+        let mut observing = Observing::new(sink, observer);
+        let (ending, _) = self.run_delivering(Start::Init(lps), &mut observing, true);
+        ending.and_then(|ending| match ending {
+            Ending::Finished(finished) => Ok(finished),
+            Ending::Paused(checkpoint, report) => checkpoint.finish(report, &mut observing),
+        })
     }
 
     /// The run behind [`TimeWarp::run_final_with_stats`] and [`TimeWarp::run_observed`]:
     /// `sink` takes the outputs and, when `observe`, the committed events.
     fn run_delivering<M, S>(
         &self,
-        lps: Vec<M>,
+        start: Start<M>,
         sink: &mut S,
         observe: bool,
-    ) -> (Result<Finished<M>, RunError>, TimeWarpStats)
+    ) -> (Result<Ending<M>, RunError>, TimeWarpStats)
     where
         M: LogicalProcess,
         S: OutputSink<M::Output> + Observe,
     {
         let started = Instant::now();
         let config = &self.config;
-        let n_lps = u32::try_from(lps.len()).unwrap_or(u32::MAX);
-        let threads = self.effective_threads(lps.len());
+        let n_lps_given = match &start {
+            Start::Init(lps) => lps.len(),
+            Start::Resume(checkpoint) => checkpoint.states().len(),
+        };
+        let n_lps = u32::try_from(n_lps_given).unwrap_or(u32::MAX);
+        let threads = self.effective_threads(n_lps_given);
+        let (run_end, pausing) = self.run_end();
         let stats = TimeWarpStats {
             threads,
             ranks: 1,
@@ -159,14 +215,35 @@ impl TimeWarp {
                 partial: Box::new(report),
             })
         };
-        if let Err(error) = self.validate(lps.len()) {
+        if let Err(error) = self.validate(n_lps_given) {
             return (fail(error, report), stats);
         }
-        if lps.is_empty() {
+        if n_lps_given == 0 {
             return (fail(SimError::NoLps, report), stats);
         }
-        if lps.len() > u32::MAX as usize {
-            return (fail(SimError::TooManyLps(lps.len()), report), stats);
+        if n_lps_given > u32::MAX as usize {
+            return (fail(SimError::TooManyLps(n_lps_given), report), stats);
+        }
+        if config.pause_after.is_some() || config.stop.is_some() {
+            return (
+                fail(
+                    SimError::Config(
+                        "the timewarp kernel pauses only at a time (`pause_at`), not by event \
+                         count or stop handle"
+                            .into(),
+                    ),
+                    report,
+                ),
+                stats,
+            );
+        }
+        // What the run continues: the report's totals at the checkpoint.
+        let mut before: Option<Report> = None;
+        if let Start::Resume(checkpoint) = &start {
+            if let Err(error) = checkpoint.check_config(config) {
+                return (fail(error, report), stats);
+            }
+            before = Some(checkpoint.resumed_report(self.name()));
         }
 
         let placement = Placement {
@@ -175,13 +252,21 @@ impl TimeWarp {
             threads,
             gateway: false,
         };
-        let own = lps
-            .into_iter()
-            .enumerate()
-            .map(|(index, model)| (LpId::new(index as u32), model))
-            .collect();
-        let mut outputs_to = InitOutputs::Deliver(&mut *sink);
-        let mut init = initialise(config, n_lps, own, &mut outputs_to);
+        let mut init = match start {
+            Start::Init(lps) => {
+                let own = lps
+                    .into_iter()
+                    .enumerate()
+                    .map(|(index, model)| (LpId::new(index as u32), model))
+                    .collect();
+                let mut outputs_to = InitOutputs::Deliver(&mut *sink);
+                initialise(config, n_lps, own, &mut outputs_to)
+            }
+            Start::Resume(checkpoint) => {
+                let (states, metas, pending) = checkpoint.into_parts();
+                Initialised::resumed(states, metas, pending)
+            }
+        };
         if let Some((_, error)) = init.failure.take() {
             let mut report = report;
             report.pending_at_end = init.pending_here();
@@ -203,6 +288,13 @@ impl TimeWarp {
             finals,
         } = self.prepare(init, n_lps, placement);
         settings.observe = observe;
+        if let Some(before) = &before {
+            // `finish`'s clock when this stretch commits nothing: the checkpoint's last commit.
+            shared.last_commit.fetch_max(
+                before.end_time.to_bits(),
+                std::sync::atomic::Ordering::SeqCst,
+            );
+        }
         let (to_coordinator, from_workers) = crossbeam_channel::unbounded();
 
         let mut summaries: Vec<Option<Box<Summary>>> = (0..threads).map(|_| None).collect();
@@ -268,6 +360,8 @@ impl TimeWarp {
         observer_failed(sink, &shared);
         deliver_finish(&mut delivered, shared.stop_key(), sink, &shared);
 
+        let last_commit =
+            f64::from_bits(shared.last_commit.load(std::sync::atomic::Ordering::SeqCst));
         let stop = shared
             .stop_info
             .into_inner()
@@ -277,20 +371,76 @@ impl TimeWarp {
         let mut stats = stats;
         stats.migrations = shared.gvt.migrations();
         let (result, stats) = assemble(
-            report,
-            stats,
-            &summaries,
-            rounds,
-            stop,
-            sink,
-            config.end_time,
-            started,
+            report, stats, &summaries, rounds, stop, sink, run_end, started,
         );
+        let result = match before {
+            Some(before) => result
+                .map(|report| continued(&before, report))
+                .map_err(|mut error| {
+                    *error.partial = continued(&before, (*error.partial).clone());
+                    error
+                }),
+            None => result,
+        };
         let finals = finals
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        (result.map(|report| final_states(report, finals)), stats)
+        let result = result.map(|report| {
+            if pausing {
+                paused(self.name(), report, finals, last_commit)
+            } else {
+                Ending::Finished(final_states(report, finals))
+            }
+        });
+        (result, stats)
     }
+}
+
+/// The report of a run continued from a checkpoint whose totals were `before`: this
+/// stretch's counts added to them.
+fn continued(before: &Report, mut report: Report) -> Report {
+    report.events_committed += before.events_committed;
+    report.events_processed += before.events_committed;
+    let mut trace = before.trace_hash;
+    trace.merge(&report.trace_hash);
+    report.trace_hash = trace;
+    if let (Some(mut content), Some(now)) = (before.content_hash, report.content_hash) {
+        content.merge(&now);
+        report.content_hash = Some(content);
+    }
+    report.peak_pending = report.peak_pending.max(before.peak_pending);
+    if report.end_time < before.end_time {
+        // Nothing committed in this stretch (or nothing later): the clock stands where the
+        // checkpoint left it.
+        report.end_time = before.end_time;
+    }
+    report
+}
+
+/// A run that reached its pause time: the report says so and the checkpoint holds every
+/// LP's state, meta and pending events.
+fn paused<M: LogicalProcess>(
+    kernel: &str,
+    mut report: Report,
+    finals: Vec<FinalLp<M>>,
+    last_commit: f64,
+) -> Ending<M> {
+    report.stop_reason = StopReason::Paused;
+    report.pending_at_end_time = 0;
+    // The clock of a pause is the last commit, as after a sequential pause.
+    report.end_time = last_commit;
+    let mut finals = finals;
+    finals.sort_by_key(|lp| lp.id);
+    let mut states = Vec::with_capacity(finals.len());
+    let mut metas = Vec::with_capacity(finals.len());
+    let mut pending = Vec::new();
+    for lp in finals {
+        states.push(lp.model);
+        metas.push(lp.meta);
+        pending.extend(lp.pending);
+    }
+    let checkpoint = Checkpoint::from_parts(kernel, states, metas, pending, &report);
+    Ending::Paused(Box::new(checkpoint), report)
 }
 
 /// Stops the run when the observer panicked (as when the sink does).
@@ -311,9 +461,12 @@ fn observer_failed<O, S: Observe>(sink: &mut S, shared: &Shared<O>) {
 
 /// The report with the final states in LP order (all of them: every worker hands its LPs
 /// in when the run finished).
-pub(crate) fn final_states<M>(report: Report, mut finals: Vec<(LpId, M)>) -> Finished<M> {
-    finals.sort_by_key(|(lp, _)| *lp);
-    Finished::new(report, finals.into_iter().map(|(_, model)| model).collect())
+pub(crate) fn final_states<M: LogicalProcess>(
+    report: Report,
+    mut finals: Vec<FinalLp<M>>,
+) -> Finished<M> {
+    finals.sort_by_key(|lp| lp.id);
+    Finished::new(report, finals.into_iter().map(|lp| lp.model).collect())
 }
 
 /// Delivers the outputs in `delivered` with keys below `safe`, in key order (stable: one

@@ -18,7 +18,7 @@ use crate::message::{Msg, Route, key_max, route_entry};
 use crate::pending::Pending;
 use crate::shared::{Settings, Shared, StopInfo, ToCoordinator, pending_bytes};
 use crate::watch::default_hook;
-use crate::worker::{LpState, Transfer, Worker, WorkerParts};
+use crate::worker::{FinalLp, LpState, Transfer, Worker, WorkerParts};
 
 /// Where a run's workers are: `ranks` processes of `threads` workers each, this process being
 /// `rank`; with a `gateway` (a distributed run), the calling thread is one more participant
@@ -45,7 +45,7 @@ pub(crate) struct Prepared<M: LogicalProcess> {
     pub(crate) receivers: Vec<Receiver<Vec<Msg<M::Event>>>>,
     pub(crate) transfer: Mutex<Vec<Transfer<M>>>,
     /// The LPs' final states, handed in by the workers of a run that finished.
-    pub(crate) finals: Mutex<Vec<(LpId, M)>>,
+    pub(crate) finals: Mutex<Vec<FinalLp<M>>>,
 }
 
 impl TimeWarp {
@@ -129,7 +129,7 @@ pub(crate) struct Crew<'env, M: LogicalProcess> {
     pub(crate) settings: &'env Settings,
     pub(crate) shared: &'env Shared<M::Output>,
     pub(crate) transfer: &'env Mutex<Vec<Transfer<M>>>,
-    pub(crate) finals: &'env Mutex<Vec<(LpId, M)>>,
+    pub(crate) finals: &'env Mutex<Vec<FinalLp<M>>>,
 }
 
 impl<'env, M: LogicalProcess> Crew<'env, M> {
@@ -198,6 +198,15 @@ impl<'env, M: LogicalProcess> Crew<'env, M> {
 }
 
 impl TimeWarp {
+    /// Where this run ends: the end time, or an earlier pause time (`RunConfig::pause_at`),
+    /// and whether it is a pause.
+    pub(crate) fn run_end(&self) -> (f64, bool) {
+        match self.config.pause_at {
+            Some(pause) if pause < self.config.end_time => (pause, true),
+            _ => (self.config.end_time, false),
+        }
+    }
+
     /// Refuses a memory budget smaller than the events pending at the start (see
     /// [`TimeWarp::memory`]). Later the budget only throttles, so the same run always ends
     /// the same way.
@@ -227,9 +236,10 @@ impl TimeWarp {
             memory: self.memory,
             gvt_interval: self.gvt_interval,
             balance: self.load_balancing && threads > 1,
-            end_time: self.config.end_time,
+            end_time: self.run_end().0,
             n_lps,
             content_hash: self.config.content_hash,
+            pause: self.run_end().1,
             observe: false,
         }
     }
@@ -343,6 +353,28 @@ pub(crate) struct Initialised<M: LogicalProcess> {
 }
 
 impl<M: LogicalProcess> Initialised<M> {
+    /// Every LP of a checkpoint, as `init` would have left them (threads: every LP local;
+    /// `pending` in key order, so each LP's events go in at the end of its set).
+    pub(crate) fn resumed(
+        states: Vec<M>,
+        metas: Vec<LpMeta>,
+        pending: Vec<warpsim_core::PendingEvent<M::Event>>,
+    ) -> Initialised<M> {
+        let n_lps = states.len();
+        let mut sets: Vec<Pending<M::Event>> = (0..n_lps).map(|_| Pending::default()).collect();
+        for event in pending {
+            let _ = sets[event.dest.index()].insert(event.key, event.event);
+        }
+        Initialised {
+            ids: (0..n_lps).map(|index| LpId::new(index as u32)).collect(),
+            states: states.into_iter().zip(metas).collect(),
+            pending: sets,
+            remote: Vec::new(),
+            nets: Vec::new(),
+            failure: None,
+        }
+    }
+
     /// Where own LP `lp` is in `ids`: by subtraction when they are a range (every LP on
     /// threads, a block partition on ranks), else by binary search.
     pub(crate) fn position(&self, lp: LpId) -> Option<usize> {

@@ -28,6 +28,9 @@ pub(crate) struct Settings {
     pub(crate) n_lps: u32,
     /// Fingerprint committed events' contents too (`RunConfig::content_hash`).
     pub(crate) content_hash: bool,
+    /// The end time is a pause (`RunConfig::pause_at`): at the end no `finish` runs, and
+    /// each LP's meta and pending events are handed back for a checkpoint.
+    pub(crate) pause: bool,
     /// Hand committed events to the coordinator for an observer.
     pub(crate) observe: bool,
 }

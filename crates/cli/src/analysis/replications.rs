@@ -46,6 +46,24 @@ pub(crate) fn replicate(
                 })
                 .collect()
         })?;
+    // A signal stops every run at once (see `checkpointing`): a summary of stopped runs
+    // would mix partial figures in, so the batch ends with one line instead.
+    if let Some(signal) = crate::checkpointing::signal() {
+        let finished = results
+            .iter()
+            .filter(|result| {
+                result.as_ref().is_ok_and(|outcome| {
+                    outcome.error.is_none()
+                        && outcome.report.stop_reason != warpsim_core::StopReason::Interrupted
+                })
+            })
+            .count();
+        bail!(
+            "{} stopped the batch: {finished} of {} runs had finished; nothing is summarised",
+            crate::checkpointing::signal_name(signal),
+            seeds.len()
+        );
+    }
     results
         .into_iter()
         .enumerate()

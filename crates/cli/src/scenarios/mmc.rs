@@ -68,7 +68,7 @@ impl BuiltinModel for MmcParams {
         let mut sink = |committed: warpsim_core::Committed<MmcSummary>| {
             summary = Some(committed.output);
         };
-        let run = run_on_kernel(kernel, config, lps, &mut sink, primary);
+        let run = run_on_kernel(kernel, config, lps, &mut sink, primary)?;
         let mut outcome = Outcome::from_result(run);
         let theory = erlang_c(params.arrival_rate, params.service_rate, params.servers);
         let mut metrics = Map::new();

@@ -140,7 +140,7 @@ impl BuiltinModel for Pets {
                 // Pets run until every pet is fed, unless an end time is given.
                 let config = run_config(kernel, seed, params.end);
                 let mut outputs = Vec::new();
-                let run = run_on_kernel(kernel, config, lps, &mut outputs, primary);
+                let run = run_on_kernel(kernel, config, lps, &mut outputs, primary)?;
                 let outcome = Outcome::from_result(run);
                 let result = PetsResult::from_milestones(
                     params.tasks,

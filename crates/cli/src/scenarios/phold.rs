@@ -58,7 +58,7 @@ impl BuiltinModel for PholdParams {
     fn run_once(&self, kernel: &KernelArgs, seed: u64, primary: bool) -> Result<Outcome> {
         let lps = self.build()?;
         let config = run_config(kernel, seed, self.end);
-        let result = run_on_kernel(kernel, config, lps, &mut Discard, primary);
+        let result = run_on_kernel(kernel, config, lps, &mut Discard, primary)?;
         Ok(Outcome::from_result(result))
     }
 }

@@ -172,7 +172,7 @@ impl BuiltinModel for Sharks {
         let lps = params.build(&creatures)?;
         let config = run_config(kernel, seed, params.kernel_end_time());
         let mut tally = Tally::default();
-        let result = run_on_kernel(kernel, config, lps, &mut tally, primary);
+        let result = run_on_kernel(kernel, config, lps, &mut tally, primary)?;
         let mut outcome = Outcome::from_result(result);
         let deaths = tally.sorted_deaths();
         describe(params, &creatures, &tally, &deaths, &mut outcome);

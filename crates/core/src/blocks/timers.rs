@@ -21,7 +21,7 @@ use crate::time::Time;
 /// enum Ev { Heartbeat(u8), Timeout(u8) }
 ///
 /// /// A watchdog over two peers: a heartbeat pushes a peer's timeout back by 3.
-/// #[derive(Clone, Default)]
+/// #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
 /// struct Watchdog { timers: KeyedTimers<u8> }
 ///
 /// impl LogicalProcess for Watchdog {
@@ -48,7 +48,11 @@ use crate::time::Time;
 /// let timeouts: Vec<(u8, f64)> = outputs.iter().map(|c| c.output).collect();
 /// assert_eq!(timeouts, [(1, 3.0), (0, 7.0)]);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(bound(
+    serialize = "K: serde::Serialize",
+    deserialize = "K: Ord + serde::Deserialize<'de>"
+))]
 pub struct KeyedTimers<K> {
     timers: BTreeMap<K, EventHandle>,
 }

@@ -17,7 +17,7 @@ use crate::ParamError;
 /// assert_eq!("lognormal".parse::<Durations>().unwrap(), Durations::Lognormal);
 /// assert!("gamma".parse::<Durations>().is_err());
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Durations {
@@ -68,7 +68,7 @@ impl std::fmt::Display for Durations {
 }
 
 /// A ready-to-draw distribution of one duration. `Copy` and small: the LP carries two.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Sampler {
     Constant(f64),
     Normal { mean: f64, std_dev: f64 },

@@ -77,7 +77,7 @@ pub struct Milestone {
 /// assert!(events >= params.tasks + breakdowns - u64::from(params.gates));
 /// assert_eq!(report.end_time, result.p100.unwrap());
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FeedingStation {
     tasks: u64,
     gates: u64,

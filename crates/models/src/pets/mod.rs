@@ -93,7 +93,7 @@ use crate::{ParamError, check_range};
 /// assert_eq!("jump".parse::<Style>().unwrap(), Style::Jump);
 /// assert_eq!(Style::Events.to_string(), "events");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Style {
@@ -153,7 +153,7 @@ impl std::fmt::Display for Style {
 /// use warpsim_models::pets::Semantics;
 /// assert_eq!("article".parse::<Semantics>().unwrap(), Semantics::Article);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Semantics {
@@ -202,7 +202,7 @@ impl std::fmt::Display for Semantics {
 /// use warpsim_models::pets::Breakdowns;
 /// assert_eq!("per-working-time".parse::<Breakdowns>().unwrap(), Breakdowns::PerWorkingTime);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Breakdowns {
@@ -259,7 +259,7 @@ impl std::fmt::Display for Breakdowns {
 /// these defaults and docs (a field's doc is its flag's help); the durations default to normal
 /// in the events style and constant otherwise. The end is exclusive, and infinity (the
 /// default) runs until every pet is fed; planning uses it to stop a run at its deadline.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct PetsParams {
     /// Number of pets to feed (N).
@@ -484,7 +484,7 @@ impl PetsParams {
 }
 
 /// One point of the completion curve: by `time`, `fed` pets had been fed.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CurvePoint {
     /// Simulation time.
     pub time: f64,
@@ -503,7 +503,7 @@ pub struct CurvePoint {
 /// assert_eq!(result.time_to(50.0), Some(1.0));
 /// assert_eq!(result.p100, Some(2.0));
 /// ```
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PetsResult {
     /// Number of pets.
     pub tasks: u64,
@@ -606,7 +606,7 @@ const CURVE_POINTS: u64 = 1000;
 /// The fed counts at which a run records a curve point: every 0.1 % of the pets (which
 /// includes the 50, 95, 99 and 100 % percentiles). Small and `Copy`, so the events-style LP
 /// carries it in its state at no cost.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Marks {
     tasks: u64,
     /// Index of the next curve point (1 ..= CURVE_POINTS).
@@ -658,7 +658,7 @@ impl Marks {
 /// glibc's `ln` cost about 100 per breakdown, 5 % of the events style's instructions (issue
 /// 16; rand_distr's exact `Geometric` sampler takes a rejection loop with `powi`, which cost
 /// 12 % of its time).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Breakage {
     /// `−1 / ln(1 − p)` (positive; 0 when `p = 1`), or `None` when the break chance is 0:
     /// nothing breaks.

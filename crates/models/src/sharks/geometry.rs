@@ -18,7 +18,7 @@
 //!   neighbour (see `sector.rs`).
 
 /// The torus and its sector grid.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Grid {
     pub(crate) width: f64,
     pub(crate) height: f64,
@@ -35,7 +35,7 @@ pub(crate) struct Cell {
 }
 
 /// A straight-line motion: position `(x, y)` at time 0 and constant velocity.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Motion {
     pub(crate) x: f64,
     pub(crate) y: f64,

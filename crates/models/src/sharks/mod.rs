@@ -93,7 +93,7 @@ pub use precision::RESOLUTION;
 pub use sector::{Death, EventKind, Sector, SectorStats, SharksEvent, SharksOutput};
 
 /// How a sector withdraws the arrival it sent for a fish that then turned out to die first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum CancelStyle {
@@ -142,7 +142,7 @@ pub enum SharksError {
 /// let params = SharksParams { sectors_x: 0, ..SharksParams::default() };
 /// assert_eq!(params.validate().unwrap_err().to_string(), "sectors: must be at least 1x1 (got 0x8)");
 /// ```
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SharksParams {
     /// World width.
     pub width: f64,
@@ -295,7 +295,7 @@ impl SharksParams {
 /// assert!(tally.sorted_deaths().is_empty());
 /// assert_eq!(tally.settled, 0);
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Tally {
     /// Deaths in the order they were emitted.
     pub deaths: Vec<Death>,

@@ -65,7 +65,7 @@ pub fn oracle(params: &SharksParams, creatures: &[Creature]) -> Result<Vec<Death
 }
 
 /// Where the model and the oracle disagree about one fish.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeathMismatch {
     /// The fish.
     pub fish: u32,

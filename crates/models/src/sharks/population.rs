@@ -129,7 +129,7 @@ impl Creature {
 /// assert_eq!(creatures.iter().filter(|c| c.kind == Kind::Shark).count(), 5);
 /// assert_eq!(creatures, population.generate(&SharksParams::default(), 7).unwrap());
 /// ```
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RandomPopulation {
     /// Number of creatures.
     pub creatures: u32,

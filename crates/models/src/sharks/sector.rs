@@ -48,7 +48,7 @@ use super::population::Creature;
 use crate::busy_work;
 
 /// What every sector knows about the run: fixed when the model is built.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Setup {
     pub(crate) grid: Grid,
     /// Contacts after this time do not count; no event is sent after it.
@@ -88,7 +88,9 @@ enum Msg {
 }
 
 /// The kinds of event, for statistics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[non_exhaustive]
 pub enum EventKind {
     /// A fish enters a sector.
@@ -225,7 +227,7 @@ impl SectorStats {
 
 /// A fish's residency in this sector.
 // `Copy`, so that Time Warp's state saves copy a sector's lists with one `memcpy`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct FishEntry {
     fish: Creature,
     arrived: f64,
@@ -234,7 +236,7 @@ struct FishEntry {
     fate: Fate,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 enum Fate {
     /// Swims on; the departure, if one was sent (none when it leaves after `end`).
     Live(Option<Departure>),
@@ -245,14 +247,14 @@ enum Fate {
 }
 
 /// The arrival message a sector sent for a departing fish.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Departure {
     to: LpId,
     handle: EventHandle,
 }
 
 /// A window in which a shark's radius reaches into this sector.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct SharkEntry {
     shark: Creature,
     from: f64,
@@ -260,7 +262,7 @@ struct SharkEntry {
 }
 
 /// An application-level withdrawal waiting for the arrival it cancels.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Tombstone {
     fish: u32,
     arrival: f64,
@@ -270,7 +272,7 @@ struct Tombstone {
 ///
 /// Made by [`SharksParams::build`](super::SharksParams::build); see the module documentation
 /// of [`sharks`](super) for the model.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Sector {
     setup: Setup,
     fish: Vec<FishEntry>,

@@ -326,7 +326,8 @@ impl TimeWarp {
         let mut finals = finals
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        finals.sort_by_key(|(lp, _)| *lp);
-        (result.map(|report| Finished::new(report, finals)), stats)
+        finals.sort_by_key(|lp| lp.id);
+        let states = finals.into_iter().map(|lp| (lp.id, lp.model)).collect();
+        (result.map(|report| Finished::new(report, states)), stats)
     }
 }

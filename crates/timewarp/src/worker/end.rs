@@ -3,12 +3,21 @@
 
 use std::sync::atomic::Ordering;
 
-use warpsim_core::kernel_api::{finish_time, run_finish};
-use warpsim_core::{EventKey, LogicalProcess, LpId};
+use warpsim_core::kernel_api::{LpMeta, finish_time, run_finish};
+use warpsim_core::{EventKey, LogicalProcess, LpId, PendingEvent};
 
 use super::Worker;
 use crate::message::key_max;
 use crate::shared::{StopInfo, ToCoordinator};
+
+/// What a worker hands back of one LP at the end of a run: its final state; after a pause
+/// (`Settings::pause`) also its meta and its pending events, for a checkpoint.
+pub(crate) struct FinalLp<M: LogicalProcess> {
+    pub(crate) id: LpId,
+    pub(crate) model: M,
+    pub(crate) meta: LpMeta,
+    pub(crate) pending: Vec<PendingEvent<M::Event>>,
+}
 
 impl<M: LogicalProcess> Worker<'_, M> {
     /// Publishes this worker's latest commit for the run's end-of-run clock; called after
@@ -32,6 +41,16 @@ impl<M: LogicalProcess> Worker<'_, M> {
         // failing key must be found); any other stop is.
         if self.shared.stop_key().is_some_and(|key| !key.is_finish()) || self.shared.is_aborted() {
             return false;
+        }
+        if self.settings.pause {
+            // The run goes on from a checkpoint: no `finish`, and the events at the pause
+            // time stay pending (`take_states` hands them back).
+            let _ = self.to_coordinator.send(ToCoordinator::Committed {
+                worker: self.index,
+                bound: key_max(),
+                outputs: Vec::new(),
+            });
+            return true;
         }
         let end_time = self.settings.end_time;
         let last_commit = f64::from_bits(self.shared.last_commit.load(Ordering::SeqCst));
@@ -84,8 +103,28 @@ impl<M: LogicalProcess> Worker<'_, M> {
         finished
     }
 
-    /// The final states of this worker's LPs (after a run that finished).
-    pub(super) fn take_states(&mut self) -> Vec<(LpId, M)> {
-        self.lps.drain(..).map(|lp| (lp.id, lp.model)).collect()
+    /// The final states of this worker's LPs (after a run that finished), with their
+    /// pending events after a pause.
+    pub(super) fn take_states(&mut self) -> Vec<FinalLp<M>> {
+        let pause = self.settings.pause;
+        self.lps
+            .drain(..)
+            .map(|mut lp| {
+                let mut pending = Vec::new();
+                while pause && let Some((key, event)) = lp.pending.pop_first() {
+                    pending.push(PendingEvent {
+                        key,
+                        dest: lp.id,
+                        event,
+                    });
+                }
+                FinalLp {
+                    id: lp.id,
+                    model: lp.model,
+                    meta: lp.meta,
+                    pending,
+                }
+            })
+            .collect()
     }
 }

@@ -39,6 +39,8 @@ mod mailbox;
 mod rollback;
 mod schedule;
 
+pub(crate) use end::FinalLp;
+
 use std::collections::{BTreeSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
@@ -336,7 +338,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     /// handler (handlers have their own guard) aborts the run with a typed error instead of
     /// killing the thread and leaving its peers waiting (see [`Worker::abandon`]).
     /// Returns the final states of its LPs when the run finished (and `finish` ran on them).
-    pub(crate) fn run(mut self) -> Vec<(LpId, M)> {
+    pub(crate) fn run(mut self) -> Vec<FinalLp<M>> {
         quiet_panics_on_this_thread();
         let ran = catch_unwind(AssertUnwindSafe(|| self.main_loop()));
         let ended = ran.and_then(|()| catch_unwind(AssertUnwindSafe(|| self.finish())));

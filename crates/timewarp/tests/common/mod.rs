@@ -144,7 +144,7 @@ where
 
 /// Random sends, cancels and reschedules, with outputs: every cancel and reschedule reports
 /// its result, and some events emit two outputs (their order within the event must hold).
-#[derive(Clone, Default)]
+#[derive(Clone, Default, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Chaos {
     pending: Vec<EventHandle>,
     handled: u64,

@@ -1,0 +1,293 @@
+//! Checkpoints across kernels: a run paused on one kernel (sequential, or Time Warp on 1–3
+//! threads in both cancellation modes), written to bytes and read back, continued on
+//! another and paused again, then finished on a third, commits exactly what the
+//! uninterrupted sequential run commits — trace and content hashes, counts, outputs (and,
+//! for the cancel/reschedule-heavy `Chaos`, the final states).
+
+mod common;
+
+use common::Chaos;
+use rand::RngExt;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use warpsim_core::{
+    Checkpoint, CheckpointLabel, Committed, Ending, Kernel, LogicalProcess, Report, RunConfig,
+    Sequential, Start,
+};
+use warpsim_models::pets::{PetsParams, Style};
+use warpsim_models::phold::PholdParams;
+use warpsim_models::sharks::{CancelStyle, RandomPopulation, SharksParams};
+use warpsim_timewarp::{Cancellation, TimeWarp};
+
+/// A kernel of the interchange: sequential, or Time Warp with `threads` and `cancellation`.
+#[derive(Debug, Clone, Copy)]
+enum On {
+    Sequential,
+    TimeWarp(usize, Cancellation),
+}
+
+fn label() -> CheckpointLabel {
+    CheckpointLabel::new("test", "")
+}
+
+/// One stretch on `on` from `start`, pausing at `pause` when given.
+fn stretch<M>(
+    on: On,
+    config: &RunConfig,
+    pause: Option<f64>,
+    start: Start<M>,
+    outputs: &mut Vec<Committed<M::Output>>,
+) -> Ending<M>
+where
+    M: LogicalProcess + Serialize + DeserializeOwned,
+{
+    let mut config = config.clone();
+    if let Some(at) = pause {
+        config = config.pause_at(at);
+    }
+    let ending = match on {
+        On::Sequential => Sequential::new(config).run_from(start, outputs),
+        On::TimeWarp(threads, cancellation) => {
+            TimeWarp::new(config)
+                .threads(threads)
+                .cancellation(cancellation)
+                .run_from(start, outputs)
+                .0
+        }
+    };
+    ending.unwrap_or_else(|error| panic!("{on:?}: {}", error.error))
+}
+
+/// Through the file format and back.
+fn round_trip<M: LogicalProcess + Serialize + DeserializeOwned>(
+    mut checkpoint: Box<Checkpoint<M>>,
+) -> Box<Checkpoint<M>> {
+    checkpoint.set_label(label());
+    let mut bytes = Vec::new();
+    checkpoint.write_to(&mut bytes).unwrap();
+    Box::new(Checkpoint::read_from(&bytes[..], &label()).unwrap())
+}
+
+/// Runs `make()` paused at each of `pauses` on the kernels of `chain` in turn (one more
+/// kernel than pauses) and returns the final report, outputs and states.
+fn chained<M>(
+    config: &RunConfig,
+    make: &impl Fn() -> Vec<M>,
+    pauses: &[f64],
+    chain: &[On],
+) -> (Report, Vec<Committed<M::Output>>, Vec<M>)
+where
+    M: LogicalProcess + Serialize + DeserializeOwned,
+{
+    assert_eq!(chain.len(), pauses.len() + 1);
+    let mut outputs = Vec::new();
+    let mut start = Start::Init(make());
+    for (index, on) in chain.iter().enumerate() {
+        match stretch(*on, config, pauses.get(index).copied(), start, &mut outputs) {
+            Ending::Finished(finished) => {
+                assert_eq!(index, chain.len() - 1, "finished before the last pause");
+                return (finished.report, outputs, finished.states);
+            }
+            Ending::Paused(checkpoint, report) => {
+                assert!(report.events_committed <= checkpoint.events_committed());
+                start = Start::Resume(round_trip(checkpoint));
+            }
+        }
+    }
+    panic!("the last stretch paused")
+}
+
+const CHAINS: &[[On; 3]] = &[
+    [
+        On::Sequential,
+        On::TimeWarp(2, Cancellation::Lazy),
+        On::Sequential,
+    ],
+    [
+        On::TimeWarp(3, Cancellation::Aggressive),
+        On::Sequential,
+        On::TimeWarp(2, Cancellation::Lazy),
+    ],
+    [
+        On::TimeWarp(1, Cancellation::Lazy),
+        On::TimeWarp(2, Cancellation::Aggressive),
+        On::TimeWarp(3, Cancellation::Lazy),
+    ],
+];
+
+/// Checks every chain against the uninterrupted sequential run.
+fn check<M, F>(name: &str, config: RunConfig, pauses: [f64; 2], make: F)
+where
+    M: LogicalProcess + Serialize + DeserializeOwned + std::fmt::Debug,
+    M::Output: PartialEq + std::fmt::Debug,
+    F: Fn() -> Vec<M>,
+{
+    let config = config.content_hash(true);
+    let mut outputs = Vec::new();
+    let whole = Sequential::new(config.clone())
+        .run_final(make(), &mut outputs)
+        .unwrap();
+    assert!(whole.report.events_committed > 100, "{name}: too small");
+    for chain in CHAINS {
+        let (report, resumed_outputs, states) = chained(&config, &make, &pauses, chain);
+        let what = format!("{name} via {chain:?}");
+        assert_eq!(report.trace_hash, whole.report.trace_hash, "{what}");
+        assert_eq!(report.content_hash, whole.report.content_hash, "{what}");
+        assert_eq!(
+            report.events_committed, whole.report.events_committed,
+            "{what}"
+        );
+        assert_eq!(report.end_time, whole.report.end_time, "{what}");
+        assert_eq!(report.stop_reason, whole.report.stop_reason, "{what}");
+        assert_eq!(resumed_outputs, outputs, "{what}");
+        // The final states, compared by their `Debug` forms (the models need no
+        // `PartialEq`; an `EventHandle` shows its event, not the kernel's locator for it).
+        let shown = |states: &[M]| format!("{states:?}");
+        assert!(
+            shown(&states) == shown(&whole.states),
+            "{what}: final states differ"
+        );
+    }
+}
+
+#[test]
+fn chaos_moves_between_kernels_and_ends_as_the_uninterrupted_run() {
+    for seed in 0..4 {
+        check(
+            "chaos",
+            RunConfig::new(seed).end_time(30.0),
+            [4.25, 17.0],
+            || vec![Chaos::default(); 24],
+        );
+    }
+}
+
+/// Keeps every handle it ever had, stale copies included (after a cancel, after a move),
+/// and keeps cancelling and moving them: whether an old handle still names a pending event
+/// must be answered the same after a checkpoint moved the run to another kernel (the
+/// sequential kernel keeps the record a buffered kernel keeps, see `RetractionLog`).
+#[derive(Clone, Default, Debug, serde::Serialize, serde::Deserialize)]
+struct Hoarder {
+    held: Vec<warpsim_core::EventHandle>,
+}
+
+impl LogicalProcess for Hoarder {
+    type Event = u8;
+    type Output = (u8, bool);
+    fn init(&mut self, ctx: &mut warpsim_core::Ctx<Self>) {
+        for _ in 0..4 {
+            let delay = ctx.rng().random::<f64>() * 3.0;
+            self.held.push(ctx.schedule(delay, 0));
+        }
+    }
+    fn on_event(&mut self, _: u8, ctx: &mut warpsim_core::Ctx<Self>) {
+        let roll: f64 = ctx.rng().random();
+        // One send per event, two after a successful cancel: the population stays level.
+        let mut sends = 1;
+        if !self.held.is_empty() {
+            // Mostly the newest handles: those that still name pending (or just cancelled)
+            // events, so that old copies are tried again while their events would be due.
+            let newest = self.held.len().min(4);
+            let index = self.held.len() - 1 - ctx.rng().random_range(0..newest);
+            if roll < 0.3 {
+                let handle = self.held[index];
+                let cancelled = ctx.cancel(handle);
+                ctx.emit((0, cancelled));
+                // Kept, and tried again soon.
+                self.held.push(handle);
+                if cancelled {
+                    sends = 2;
+                }
+            } else if roll < 0.6 {
+                let mut copy = self.held[index];
+                let delay = ctx.rng().random::<f64>() * 2.0;
+                let moved = ctx.reschedule(&mut copy, delay);
+                ctx.emit((1, moved));
+                self.held.push(copy);
+                // The stale copy stays too, at the newest end.
+                let stale = self.held.swap_remove(index);
+                self.held.push(stale);
+            }
+        }
+        let n_lps = ctx.n_lps();
+        for _ in 0..sends {
+            let to = warpsim_core::LpId::new(ctx.rng().random_range(0..n_lps));
+            let delay = ctx.rng().random::<f64>() * 4.0;
+            let handle = ctx.send(to, delay, 1);
+            self.held.push(handle);
+        }
+        if self.held.len() > 24 {
+            let drop = ctx.rng().random_range(0..self.held.len());
+            self.held.swap_remove(drop);
+        }
+    }
+}
+
+#[test]
+fn stale_handles_answer_the_same_after_moving_between_kernels() {
+    for seed in 0..4 {
+        check(
+            "hoarder",
+            RunConfig::new(seed).end_time(25.0),
+            [3.5, 12.25],
+            || vec![Hoarder::default(); 16],
+        );
+    }
+}
+
+#[test]
+fn phold_moves_between_kernels_and_ends_as_the_uninterrupted_run() {
+    let params = PholdParams {
+        lps: 48,
+        end: 40.0,
+        remote: 0.5,
+        ..PholdParams::default()
+    };
+    check(
+        "phold",
+        RunConfig::new(3).end_time(params.end),
+        [0.0, 21.5],
+        || params.build().unwrap(),
+    );
+}
+
+#[test]
+fn pets_moves_between_kernels_and_ends_as_the_uninterrupted_run() {
+    let params = PetsParams {
+        tasks: 400,
+        gates: 4,
+        style: Style::Events,
+        ..PetsParams::default()
+    };
+    check("pets", RunConfig::new(5), [2.0, 30.0], || {
+        params.build().unwrap()
+    });
+}
+
+#[test]
+fn sharks_world_moves_between_kernels_in_both_cancel_styles() {
+    for cancel in [CancelStyle::App, CancelStyle::Kernel] {
+        let params = SharksParams {
+            width: 4096.0,
+            height: 4096.0,
+            sectors_x: 4,
+            sectors_y: 4,
+            end: 60.0,
+            cancel,
+            ..SharksParams::default()
+        };
+        let population = RandomPopulation {
+            creatures: 96,
+            radius_min: 40.0,
+            radius_max: 120.0,
+            ..RandomPopulation::default()
+        };
+        let creatures = population.generate(&params, 2).unwrap();
+        check(
+            &format!("sharks {cancel:?}"),
+            RunConfig::new(2).end_time(params.kernel_end_time()),
+            [10.0, 33.3],
+            || params.build(&creatures).unwrap(),
+        );
+    }
+}

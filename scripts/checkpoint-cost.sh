@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# What periodic checkpoints cost (issue 18): PHOLD with 1M LPs on the sequential kernel,
+# without checkpoints and with `--checkpoint-every`, side by side and alternating (the
+# machine may be shared: compare medians), and the checkpoint's size per LP.
+#
+#   bash scripts/checkpoint-cost.sh [END] [EVERY] [ROUNDS]   # default: 60 10s 3
+#
+# With END 60 a run takes about a minute here, so `--checkpoint-every 10s` writes five or
+# six checkpoints. Prints one line per run and the medians.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+END=${1:-60}
+EVERY=${2:-10s}
+ROUNDS=${3:-3}
+cargo build --release -q -p warpsim-cli
+bin=target/release/warpsim
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+args=(run phold --lps 1000000 --end "$END" --json)
+plain=()
+checked=()
+for round in $(seq "$ROUNDS"); do
+    a=$("$bin" "${args[@]}" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["wall_seconds"], d["trace_hash"])')
+    b=$("$bin" "${args[@]}" --checkpoint-file "$dir/run.ckpt" --checkpoint-every "$EVERY" 2>"$dir/notes" \
+        | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["wall_seconds"], d["trace_hash"])')
+    n=$(grep -c "checkpoint written" "$dir/notes" || true)
+    size=$(stat -c %s "$dir/run.ckpt")
+    echo "round $round: plain ${a%% *} s, with checkpoints ${b%% *} s ($n checkpoints of $size bytes, $((size / 1000000)) bytes per LP); hashes ${a##* } ${b##* }"
+    plain+=("${a%% *}")
+    checked+=("${b%% *}")
+done
+python3 - "${plain[*]}" "${checked[*]}" <<'PY'
+import statistics, sys
+plain = [float(x) for x in sys.argv[1].split()]
+checked = [float(x) for x in sys.argv[2].split()]
+p, c = statistics.median(plain), statistics.median(checked)
+print(f"median: plain {p:.2f} s, with checkpoints {c:.2f} s, cost {100 * (c / p - 1):+.1f} %")
+PY
+uptime
