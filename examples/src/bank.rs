@@ -3,9 +3,11 @@
 //! and patience are exponential. Reported at the end: mean wait of the customers served,
 //! fraction reneged, mean line length and teller utilisation.
 //!
-//! The model logic is the `impl LogicalProcess for Bank` below (about 35 lines): the blocks
-//! do the rest — [`Resource`] for the tellers, [`WaitLine`] with patience (joining schedules
-//! the renege, serving cancels it), [`Tally`] for the waits.
+//! The model logic is the `impl LogicalProcess for Bank` below (30 lines of code, `finish`
+//! included): a [`Station`] does the rest — tellers and the line in front of them, with
+//! patience (joining schedules the renege, serving cancels it) and the figures the bank
+//! reports ([`StationSummary`]). The model only says when customers arrive and how long a
+//! service takes.
 //!
 //! `branches` independent banks (one LP each) make the model parallel, for Time Warp.
 //!
@@ -23,7 +25,7 @@
 //! assert!(result.utilisation > 0.5 && result.utilisation < 1.0);
 //! ```
 
-use warpsim_core::blocks::{Resource, Tally, Ticket, WaitLine};
+use warpsim_core::blocks::{Station, StationSummary, Ticket};
 use warpsim_core::prelude::{Distribution, Exp};
 use warpsim_core::{Committed, Ctx, FinishCtx, LogicalProcess};
 
@@ -98,23 +100,19 @@ impl BankParams {
             )?,
             service: exp("mean_service", self.mean_service)?,
             patience: exp("mean_patience", self.mean_patience)?,
-            tellers: Resource::new(whole("tellers", self.tellers)?),
-            line: WaitLine::new(),
-            waits: Tally::new(),
+            tellers: Station::new(whole("tellers", self.tellers)?),
         };
         Ok(vec![bank; whole("branches", self.branches)? as usize])
     }
 }
 
-/// One branch: its tellers, its line and what it has seen.
+/// One branch: its tellers (and the line in front of them), and three distributions.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Bank {
     gaps: Exp<f64>,
     service: Exp<f64>,
     patience: Exp<f64>,
-    tellers: Resource,
-    line: WaitLine<()>,
-    waits: Tally,
+    tellers: Station<()>,
 }
 
 /// The bank's events.
@@ -128,26 +126,9 @@ pub enum BankEvent {
     GiveUp(Ticket),
 }
 
-/// What a branch reports at the end.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct BranchResult {
-    /// Customers that arrived.
-    pub arrived: u64,
-    /// Customers that started service, and their mean wait.
-    pub served: u64,
-    /// Mean wait of the customers served (0 for those served at once).
-    pub mean_wait: f64,
-    /// Customers that reneged.
-    pub reneged: u64,
-    /// Time-average number in line.
-    pub mean_line: f64,
-    /// Time-average fraction of tellers busy.
-    pub utilisation: f64,
-}
-
 impl LogicalProcess for Bank {
     type Event = BankEvent;
-    type Output = BranchResult;
+    type Output = StationSummary;
 
     fn init(&mut self, ctx: &mut Ctx<Self>) {
         let gap = self.gaps.sample(ctx.rng());
@@ -155,84 +136,42 @@ impl LogicalProcess for Bank {
     }
 
     fn on_event(&mut self, event: BankEvent, ctx: &mut Ctx<Self>) {
-        match event {
+        let served = match event {
             BankEvent::Arrive => {
                 let gap = self.gaps.sample(ctx.rng());
                 ctx.schedule(gap, BankEvent::Arrive);
-                if self.tellers.try_acquire(ctx.now()) {
-                    self.serve(ctx, 0.0);
-                } else {
-                    let patience = self.patience.sample(ctx.rng());
-                    self.line.join(ctx, (), patience, BankEvent::GiveUp);
-                }
+                self.tellers
+                    .arrive(ctx, (), &self.patience, BankEvent::GiveUp)
             }
-            BankEvent::GiveUp(ticket) => _ = self.line.renege(ctx, ticket),
-            BankEvent::Depart => match self.line.serve(ctx) {
-                Some(next) => self.serve(ctx, next.waited),
-                None => _ = self.tellers.release(ctx.now()),
-            },
+            BankEvent::GiveUp(ticket) => {
+                self.tellers.renege(ctx, ticket);
+                None
+            }
+            BankEvent::Depart => self.tellers.depart(ctx),
+        };
+        if served.is_some() {
+            let service = self.service.sample(ctx.rng());
+            ctx.schedule(service, BankEvent::Depart);
         }
     }
 
     fn finish(&mut self, ctx: &mut FinishCtx<Self>) {
-        let (served, reneged) = (self.waits.count(), self.line.reneged());
-        ctx.emit(BranchResult {
-            arrived: served + reneged + self.line.len() as u64,
-            served,
-            mean_wait: self.waits.mean(),
-            reneged,
-            mean_line: self.line.mean_length(ctx.now()),
-            utilisation: self.tellers.utilisation(ctx.now()),
-        });
+        ctx.emit(self.tellers.summary(ctx.now()));
     }
 }
 
-impl Bank {
-    fn serve(&mut self, ctx: &mut Ctx<Self>, waited: f64) {
-        self.waits.record(waited);
-        let service = self.service.sample(ctx.rng());
-        ctx.schedule(service, BankEvent::Depart);
-    }
-}
-
-/// The bank's four figures, over all branches.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct BankSummary {
-    /// Mean wait of the customers served, minutes.
-    pub mean_wait: f64,
-    /// Fraction of arrivals that reneged.
-    pub fraction_reneged: f64,
-    /// Time-average number in line (per branch).
-    pub mean_line: f64,
-    /// Time-average fraction of tellers busy.
-    pub utilisation: f64,
-}
-
-/// Combines the branches' results (weighted by customers served and arrived; the time
-/// averages by branch).
-pub fn summarise(outputs: &[Committed<BranchResult>]) -> BankSummary {
-    let n = outputs.len().max(1) as f64;
-    let sum = |f: fn(&BranchResult) -> f64| outputs.iter().map(|c| f(&c.output)).sum::<f64>();
-    let served = sum(|r| r.served as f64).max(1.0);
-    BankSummary {
-        mean_wait: sum(|r| r.mean_wait * r.served as f64) / served,
-        fraction_reneged: sum(|r| r.reneged as f64) / sum(|r| r.arrived as f64).max(1.0),
-        mean_line: sum(|r| r.mean_line) / n,
-        utilisation: sum(|r| r.utilisation) / n,
-    }
+/// The bank's figures over all branches ([`StationSummary::pool`]).
+pub fn summarise(outputs: &[Committed<StationSummary>]) -> StationSummary {
+    StationSummary::pool(outputs.iter().map(|committed| &committed.output))
 }
 
 /// The whole command line for the bank (`run`, `sweep`, `--replications`, `--json`,
-/// `--config`, `--kernel`…): these lines and a one-line `main` (`src/bin/bank.rs`).
+/// `--config`, `--kernel`…): these lines and a one-line `main` (`src/bin/bank.rs`). A run
+/// ends at `end`, and its metrics are the branches' [`StationSummary`] fields (averaged over
+/// the branches): the trait's defaults.
 impl warpsim_cli::Model for BankParams {
     type Lp = Bank;
-    fn end_time(&self) -> f64 {
-        self.end
-    }
     fn build(&self) -> Result<Vec<Bank>, warpsim_cli::BoxError> {
         Ok(BankParams::build(self)?)
-    }
-    fn metrics(&self, outputs: &[Committed<BranchResult>]) -> warpsim_cli::Metrics {
-        warpsim_cli::Metrics::of(&summarise(outputs))
     }
 }

@@ -1,6 +1,6 @@
-//! Example: an M/M/c queue from the blocks — a [`Resource`] of `c` servers and a
-//! [`WaitLine`] — with the mean wait, line length and utilisation at the end; checked against
-//! Erlang C in the tests. `queues` independent queues (one LP each) make it parallel.
+//! Example: an M/M/c queue from the blocks — a [`Station`] of `c` servers and the line in
+//! front of them — with the mean wait, line length and utilisation at the end; checked
+//! against Erlang C in the tests. `queues` independent queues (one LP each) make it parallel.
 //!
 //! ```
 //! use warpsim_core::{Kernel, RunConfig, Sequential};
@@ -15,7 +15,7 @@
 //! assert!((outputs[0].output.utilisation - 0.8).abs() < 0.05);
 //! ```
 
-use warpsim_core::blocks::{Resource, Tally, Ticket, WaitLine};
+use warpsim_core::blocks::{Station, StationSummary, Ticket};
 use warpsim_core::prelude::{Distribution, Exp};
 use warpsim_core::{Ctx, FinishCtx, LogicalProcess};
 
@@ -77,22 +77,18 @@ impl QueueParams {
         let queue = Queue {
             arrivals: exp("arrival_rate", self.arrival_rate)?,
             service: exp("service_rate", self.service_rate)?,
-            servers: Resource::new(self.servers),
-            line: WaitLine::new(),
-            waits: Tally::new(),
+            servers: Station::new(self.servers),
         };
         Ok(vec![queue; self.queues as usize])
     }
 }
 
-/// One M/M/c queue.
+/// One M/M/c queue: a [`Station`] of `c` servers whose customers never give up.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Queue {
     arrivals: Exp<f64>,
     service: Exp<f64>,
-    servers: Resource,
-    line: WaitLine<()>,
-    waits: Tally,
+    servers: Station<()>,
 }
 
 /// The queue's events.
@@ -106,22 +102,9 @@ pub enum QueueEvent {
     Renege(Ticket),
 }
 
-/// What a queue reports at the end.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct QueueResult {
-    /// Customers that started service.
-    pub served: u64,
-    /// Their mean wait in line (0 for those served at once).
-    pub mean_wait: f64,
-    /// Time-average number waiting.
-    pub mean_line: f64,
-    /// Time-average fraction of servers busy.
-    pub utilisation: f64,
-}
-
 impl LogicalProcess for Queue {
     type Event = QueueEvent;
-    type Output = QueueResult;
+    type Output = StationSummary;
 
     fn init(&mut self, ctx: &mut Ctx<Self>) {
         let gap = self.arrivals.sample(ctx.rng());
@@ -129,42 +112,26 @@ impl LogicalProcess for Queue {
     }
 
     fn on_event(&mut self, event: QueueEvent, ctx: &mut Ctx<Self>) {
-        match event {
+        let served = match event {
             QueueEvent::Arrive => {
                 let gap = self.arrivals.sample(ctx.rng());
                 ctx.schedule(gap, QueueEvent::Arrive);
-                if self.servers.try_acquire(ctx.now()) {
-                    self.start(ctx, 0.0);
-                } else {
-                    self.line.join(ctx, (), f64::INFINITY, QueueEvent::Renege);
-                }
+                self.servers
+                    .arrive(ctx, (), f64::INFINITY, QueueEvent::Renege)
             }
-            QueueEvent::Depart => match self.line.serve(ctx) {
-                Some(next) => self.start(ctx, next.waited),
-                None => {
-                    self.servers.release(ctx.now());
-                }
-            },
+            QueueEvent::Depart => self.servers.depart(ctx),
             QueueEvent::Renege(ticket) => {
-                self.line.renege(ctx, ticket);
+                self.servers.renege(ctx, ticket);
+                None
             }
+        };
+        if served.is_some() {
+            let service = self.service.sample(ctx.rng());
+            ctx.schedule(service, QueueEvent::Depart);
         }
     }
 
     fn finish(&mut self, ctx: &mut FinishCtx<Self>) {
-        ctx.emit(QueueResult {
-            served: self.waits.count(),
-            mean_wait: self.waits.mean(),
-            mean_line: self.line.mean_length(ctx.now()),
-            utilisation: self.servers.utilisation(ctx.now()),
-        });
-    }
-}
-
-impl Queue {
-    fn start(&mut self, ctx: &mut Ctx<Self>, waited: f64) {
-        self.waits.record(waited);
-        let service = self.service.sample(ctx.rng());
-        ctx.schedule(service, QueueEvent::Depart);
+        ctx.emit(self.servers.summary(ctx.now()));
     }
 }

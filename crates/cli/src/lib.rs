@@ -11,7 +11,9 @@
 //!
 //! - [`Model`]: what a user's model provides — a parameter struct that derives
 //!   `clap::Args` (its fields are the flags, with defaults and help, and the TOML keys) and
-//!   `serde::Serialize` (the JSON `params`), the LPs it builds, and its metrics.
+//!   `serde::Serialize` (the JSON `params`), and the LPs it builds; its end time (by default
+//!   the parameter `end`) and metrics (by default the numeric fields of the LPs' outputs,
+//!   averaged over them) when the defaults do not fit.
 //! - [`App`]: the command line over registered models. The `warpsim` binary is
 //!   `App::warpsim().main()`; a user's is as short:
 //!
@@ -40,7 +42,9 @@
 //!
 //! The key design decision: parameters are declared once. A model's flags are its parameter
 //! struct; the kernel flags are added to every model that runs on a kernel (the game-loop
-//! demos, which do not, refuse them); TOML keys are the flag names; sweeps and plans vary a
+//! demos, which do not, refuse them); the built-in models' flags are their
+//! `warpsim-models` params structs too (that crate's `clap` feature); TOML keys are the flag
+//! names; sweeps and plans vary a
 //! parameter by re-parsing the model's command line with `--key=value`, so they work for
 //! every flag of every model without knowing it. Library enums (queues, cancellation,
 //! partition, the pets model's choices) are command-line values through their crates'

@@ -9,11 +9,15 @@ use crate::cli::{KernelArgs, RunArgs};
 
 fn describe(arg: &clap::Arg) -> Option<String> {
     let long = arg.get_long()?;
-    let defaults: Vec<String> = arg
-        .get_default_values()
-        .iter()
-        .map(|value| value.to_string_lossy().into_owned())
-        .collect();
+    // A hidden default is one the help states in words (it depends on other flags).
+    let defaults: Vec<String> = if arg.is_hide_default_value_set() {
+        &[][..]
+    } else {
+        arg.get_default_values()
+    }
+    .iter()
+    .map(|value| value.to_string_lossy().into_owned())
+    .collect();
     let default = if defaults.is_empty() {
         String::new()
     } else {

@@ -26,6 +26,11 @@ pub type OutputOf<M> = <<M as Model>::Lp as LogicalProcess>::Output;
 /// (`sweep --set KEY=VALUES`) can vary any of them. The command line adds the kernel, its
 /// knobs, the seed and the output form.
 ///
+/// Only [`Model::Lp`] and [`Model::build`] are required: by default a run ends at the
+/// parameter named `end` ([`Model::end_time`]), and its metrics are the numeric fields of the
+/// LPs' outputs averaged over the outputs ([`Model::metrics`]) — so an LP that emits a
+/// summary struct from `finish` has its figures reported, replicated and swept.
+///
 /// The LP type is `Serialize + Deserialize` too: every run of the command line can be
 /// checkpointed (`--checkpoint-file`) and resumed (`resume`), which saves the LPs' states.
 ///
@@ -61,9 +66,7 @@ pub type OutputOf<M> = <<M as Model>::Lp as LogicalProcess>::Output;
 ///
 /// impl Model for Clock {
 ///     type Lp = Ticker;
-///     fn end_time(&self) -> f64 {
-///         self.end
-///     }
+///     // The end of a run is the parameter `end`, by default.
 ///     fn build(&self) -> Result<Vec<Ticker>, BoxError> {
 ///         if !(self.period > 0.0) {
 ///             return Err(format!("period must be positive (got {})", self.period).into());
@@ -111,7 +114,18 @@ pub trait Model: Args + Serialize + Clone + std::fmt::Debug + Send + Sync + 'sta
     }
 
     /// The end of simulated time (exclusive; `f64::INFINITY` runs until no event is left).
-    fn end_time(&self) -> f64;
+    ///
+    /// By default the numeric parameter named `end` (as every built-in model names it), or
+    /// no end when there is none.
+    fn end_time(&self) -> f64 {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(fields)) => fields
+                .get("end")
+                .and_then(Value::as_f64)
+                .unwrap_or(f64::INFINITY),
+            _ => f64::INFINITY,
+        }
+    }
 
     /// The LPs of one run, in LP-id order.
     ///
@@ -123,7 +137,12 @@ pub trait Model: Args + Serialize + Clone + std::fmt::Debug + Send + Sync + 'sta
     /// The figures of one run, from its committed outputs (in commit order). Replications
     /// summarise each of them (mean, standard deviation, confidence interval), sweeps
     /// tabulate and plot them.
-    fn metrics(&self, outputs: &[Committed<OutputOf<Self>>]) -> Metrics;
+    ///
+    /// By default [`Metrics::mean_of`]: each numeric field of the outputs, averaged over the
+    /// outputs — with one LP that emits one summary at the end, its figures.
+    fn metrics(&self, outputs: &[Committed<OutputOf<Self>>]) -> Metrics {
+        Metrics::mean_of(outputs.iter().map(|committed| &committed.output))
+    }
 }
 
 /// The named figures of one run, in the order they were set.
@@ -192,6 +211,43 @@ impl Metrics {
             }
         }
         metrics
+    }
+
+    /// Each numeric field of `outputs` ([`Metrics::of`]), averaged over the outputs that
+    /// have it as a number (a NaN, "not measured", is left out): the default metrics of a
+    /// [`Model`].
+    ///
+    /// ```
+    /// #[derive(serde::Serialize)]
+    /// struct Branch { served: u64, mean_wait: f64 }
+    /// let branches = [Branch { served: 10, mean_wait: 1.0 }, Branch { served: 30, mean_wait: f64::NAN }];
+    /// let metrics = warpsim_cli::Metrics::mean_of(&branches);
+    /// assert_eq!(metrics.get("served"), Some(20.0));
+    /// assert_eq!(metrics.get("mean_wait"), Some(1.0));
+    /// ```
+    pub fn mean_of<'a, T: Serialize + 'a>(outputs: impl IntoIterator<Item = &'a T>) -> Metrics {
+        let mut sums: Vec<(String, f64, u32)> = Vec::new();
+        for output in outputs {
+            for (name, value) in Metrics::of(output).values {
+                let index = match sums.iter().position(|(known, _, _)| *known == name) {
+                    Some(index) => index,
+                    None => {
+                        sums.push((name, 0.0, 0));
+                        sums.len() - 1
+                    }
+                };
+                if !value.is_nan() {
+                    sums[index].1 += value;
+                    sums[index].2 += 1;
+                }
+            }
+        }
+        Metrics {
+            values: sums
+                .into_iter()
+                .map(|(name, sum, n)| (name, if n == 0 { f64::NAN } else { sum / f64::from(n) }))
+                .collect(),
+        }
     }
 
     /// The value of `name`, if set.
@@ -287,5 +343,98 @@ impl<M: Model> Scenario for UserArgs<M> {
         outcome.metrics = metrics.to_json();
         outcome.text = metrics.to_text();
         Ok(outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use warpsim_core::{Ctx, FinishCtx, Kernel, RunConfig, Sequential};
+
+    use super::*;
+
+    /// Two LPs ticking every `step` (1 and 2) until `end`; each reports its ticks at the end.
+    #[derive(Debug, Clone, clap::Args, serde::Serialize)]
+    struct Ticks {
+        #[arg(long, default_value_t = 10.0)]
+        end: f64,
+    }
+
+    #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+    struct Ticker {
+        step: f64,
+        ticks: u64,
+    }
+
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    struct Count {
+        ticks: u64,
+        label: String,
+    }
+
+    impl LogicalProcess for Ticker {
+        type Event = ();
+        type Output = Count;
+        fn init(&mut self, ctx: &mut Ctx<Self>) {
+            ctx.schedule(self.step, ());
+        }
+        fn on_event(&mut self, _: (), ctx: &mut Ctx<Self>) {
+            self.ticks += 1;
+            ctx.schedule(self.step, ());
+        }
+        fn finish(&mut self, ctx: &mut FinishCtx<Self>) {
+            ctx.emit(Count {
+                ticks: self.ticks,
+                label: "not a number".into(),
+            });
+        }
+    }
+
+    impl Model for Ticks {
+        type Lp = Ticker;
+        fn build(&self) -> Result<Vec<Ticker>, BoxError> {
+            Ok([1.0, 2.0].map(|step| Ticker { step, ticks: 0 }).to_vec())
+        }
+    }
+
+    /// Parameters without an `end`.
+    #[derive(Debug, Clone, clap::Args, serde::Serialize)]
+    struct Endless {
+        #[arg(long, default_value_t = 1)]
+        lps: u32,
+    }
+
+    impl Model for Endless {
+        type Lp = Ticker;
+        fn build(&self) -> Result<Vec<Ticker>, BoxError> {
+            Ok(vec![
+                Ticker {
+                    step: 1.0,
+                    ticks: 0
+                };
+                self.lps as usize
+            ])
+        }
+    }
+
+    #[test]
+    fn a_run_ends_at_the_parameter_end_by_default() {
+        assert_eq!(Ticks { end: 10.0 }.end_time(), 10.0);
+        assert_eq!(Endless { lps: 1 }.end_time(), f64::INFINITY);
+    }
+
+    #[test]
+    fn the_default_metrics_average_the_outputs_numbers() {
+        let params = Ticks { end: 10.0 };
+        let mut outputs = Vec::new();
+        Sequential::new(RunConfig::new(1).end_time(params.end_time()))
+            .run(params.build().unwrap(), &mut outputs)
+            .unwrap();
+        // Ticks at 1..=9 and at 2, 4, 6, 8 (the end is exclusive): 9 and 4.
+        let ticks: Vec<u64> = outputs.iter().map(|c| c.output.ticks).collect();
+        assert_eq!(ticks, [9, 4]);
+        let metrics = params.metrics(&outputs);
+        assert_eq!(metrics.get("ticks"), Some(6.5));
+        assert_eq!(metrics.get("label"), None);
+        assert_eq!(Model::metrics(&params, &[]), Metrics::new());
     }
 }

@@ -14,8 +14,9 @@
 //!   emitted from each LP's committed state, and the final states handed back.
 //! - [`blocks`]: what an LP's state is built from — [`Tally`](blocks::Tally),
 //!   [`TimeAverage`](blocks::TimeAverage), [`Histogram`](blocks::Histogram), a
-//!   [`WaitLine`](blocks::WaitLine) whose members renege, [`KeyedTimers`](blocks::KeyedTimers)
-//!   and a [`Resource`](blocks::Resource).
+//!   [`WaitLine`](blocks::WaitLine) whose members renege, [`KeyedTimers`](blocks::KeyedTimers),
+//!   a [`Resource`](blocks::Resource), and a [`Station`](blocks::Station) — servers and the
+//!   line in front of them, with the figures a queueing model reports.
 //! - [`kinds`]: several kinds of LP with typed messages ([`model_kinds!`], [`Addr`]).
 //! - [`prelude`]: all of the above, with `rand`, `rand_distr` and serde's traits.
 //!
@@ -192,7 +193,8 @@ pub use serde;
 /// ```
 pub mod prelude {
     pub use crate::blocks::{
-        Histogram, KeyedTimers, Resource, Served, Tally, Ticket, TimeAverage, WaitLine,
+        Histogram, KeyedTimers, Resource, Served, Station, StationSummary, Tally, Ticket,
+        TimeAverage, WaitLine,
     };
     pub use crate::{
         Addr, Committed, Ctx, Discard, EventHandle, EventKey, FinishCtx, Finished, Kernel, Kind,

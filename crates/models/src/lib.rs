@@ -13,10 +13,15 @@
 //!
 //! Every model has a parameter struct with the defaults of its scenario, a `validate` that
 //! turns bad input into a [`ParamError`], and a `build` that makes the LPs (the game demos have
-//! a `run` instead).
+//! a `run` instead). With the `clap` feature each parameter struct is also its model's
+//! command-line flags (`clap::Args`: derived where every flag is a field, written by hand
+//! once where a flag sets two fields, as Sharks World's `--world WxH`), with the same
+//! defaults, so the `warpsim` command line declares no parameter of its own.
 
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "clap")]
+mod flags;
 pub mod game;
 pub mod mmc;
 pub mod pets;

@@ -46,18 +46,36 @@ use crate::{ParamError, check_range};
 /// assert!(MmcParams { servers: 0, ..MmcParams::default() }.validate().is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct MmcParams {
     /// Arrival rate λ (customers per time unit).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = MmcParams::default().arrival_rate, allow_negative_numbers = true))]
     pub arrival_rate: f64,
     /// Service rate μ of one server.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = MmcParams::default().service_rate, allow_negative_numbers = true))]
     pub service_rate: f64,
     /// Number of servers c.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = MmcParams::default().servers))]
     pub servers: u32,
-    /// Observe the first this many arrivals (each is served before the run ends).
+    /// Observe the first N arrivals (each is served before the run ends) [default: 100000].
+    // On the command line the default applies only when `--end` is not given either (the
+    // text above says it, so clap's own default note is hidden).
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            conflicts_with = "end",
+            default_value = "100000",
+            default_value_if("end", clap::builder::ArgPredicate::IsPresent, None),
+            hide_default_value = true
+        )
+    )]
     pub customers: Option<u64>,
-    /// Or observe the window `[0, end)` (used when `customers` is `None`).
+    /// Or observe the time window [0, END).
+    #[cfg_attr(feature = "clap", arg(long, allow_negative_numbers = true))]
     pub end: Option<f64>,
-    /// Customers left out of the statistics at the start.
+    /// Customers left out of the statistics at the start (the queue starts empty).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = MmcParams::default().warmup))]
     pub warmup: u64,
 }
 

@@ -7,8 +7,8 @@
 //! cargo run --release -p warpsim-examples --bin bank -- sweep bank --set tellers=2,3,4 --replications 10
 //! ```
 
+use warpsim_examples::bank::BankParams;
+
 fn main() -> std::process::ExitCode {
-    warpsim_cli::App::new()
-        .model::<warpsim_examples::bank::BankParams>("bank")
-        .main()
+    warpsim_cli::App::new().model::<BankParams>("bank").main()
 }

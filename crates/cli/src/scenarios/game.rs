@@ -6,17 +6,15 @@
 use std::fmt::Write;
 
 use anyhow::{Result, anyhow};
-use clap::Args;
 use serde_json::{Map, Value};
 use warpsim_core::Report;
 use warpsim_core::StopReason;
 use warpsim_models::game::torches::{self, TimeSlice, TorchesParams};
-use warpsim_models::game::warlock::{self, RegenCurve, WarlockParams};
+use warpsim_models::game::warlock::{self, WarlockParams};
 
-use crate::cli::RunArgs;
-use crate::files::FileSet;
+use super::{BuiltinModel, NoKernel};
 use crate::limits::Demand;
-use crate::run::{Outcome, Scenario};
+use crate::run::Outcome;
 
 /// A report for a run that used no kernel: `events` callbacks fired in `wall` seconds.
 fn timers_report(seed: u64, events: u64, end_time: f64, wall: f64) -> Report {
@@ -43,69 +41,9 @@ fn metrics_of<R: serde::Serialize>(result: &R) -> Result<Map<String, Value>> {
     Ok(metrics)
 }
 
-/// Flags of the torches demo.
-#[derive(Debug, Clone, Args)]
-pub(crate) struct TorchesArgs {
-    /// Number of torches.
-    #[arg(long, default_value_t = 1_000_000)]
-    pub(crate) n: u32,
-    /// Length of the run in game seconds.
-    #[arg(long, default_value_t = 10.0)]
-    pub(crate) seconds: f64,
-    /// Frames per second.
-    #[arg(long, default_value_t = 60.0)]
-    pub(crate) fps: f64,
-    /// Shortest burn time in seconds.
-    #[arg(long, default_value_t = 1.0)]
-    pub(crate) burn_min: f64,
-    /// Longest burn time in seconds (burn times uniform in [min, max)).
-    #[arg(long, default_value_t = 20.0)]
-    pub(crate) burn_max: f64,
-    /// Time slice of the chapter's time-sliced update (Listing 2), run beside polling and
-    /// timers, in milliseconds of wall time per frame.
-    #[arg(long, default_value_t = 2.0)]
-    pub(crate) slice_ms: f64,
-    /// Slice the time-sliced update by a number of torches per frame instead (deterministic).
-    #[arg(long, conflicts_with = "slice_ms")]
-    pub(crate) slice_torches: Option<u32>,
-    /// Leave the time-sliced update out.
-    #[arg(long, conflicts_with_all = ["slice_ms", "slice_torches"])]
-    pub(crate) no_slice: bool,
-    /// Also run the timers with at most this many callbacks per frame (the rest carried over
-    /// to the next frame, their lateness reported).
-    #[arg(long)]
-    pub(crate) budget: Option<u32>,
-    #[command(flatten)]
-    pub(crate) run: RunArgs,
-}
-
-impl TorchesArgs {
-    fn params(&self, seed: u64) -> TorchesParams {
-        TorchesParams {
-            n: self.n,
-            seconds: self.seconds,
-            fps: self.fps,
-            seed,
-            burn_min: self.burn_min,
-            burn_max: self.burn_max,
-            slice: match (self.no_slice, self.slice_torches) {
-                (true, _) => None,
-                (false, Some(torches)) => Some(TimeSlice::Torches(torches)),
-                (false, None) => Some(TimeSlice::Millis(self.slice_ms)),
-            },
-            budget: self.budget,
-        }
-    }
-}
-
-impl Scenario for TorchesArgs {
-    fn name(&self) -> &str {
-        "torches"
-    }
-
-    fn run_args(&self) -> &RunArgs {
-        &self.run
-    }
+impl BuiltinModel for TorchesParams {
+    const NAME: &'static str = "torches";
+    type Kernel = NoKernel;
 
     fn default_seed(&self) -> u64 {
         TorchesParams::default().seed
@@ -119,17 +57,11 @@ impl Scenario for TorchesArgs {
     }
 
     fn params(&self) -> Value {
-        serde_json::to_value(TorchesArgs::params(self, self.default_seed())).unwrap_or(Value::Null)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
     fn validate(&self) -> Result<()> {
-        TorchesArgs::params(self, 0)
-            .validate()
-            .map_err(|error| anyhow!(error))
-    }
-
-    fn files(&self) -> FileSet {
-        FileSet::with_config(self.run.config.as_ref())
+        TorchesParams::validate(self).map_err(|error| anyhow!(error))
     }
 
     fn demands(&self) -> Vec<Demand> {
@@ -154,9 +86,12 @@ impl Scenario for TorchesArgs {
         ]
     }
 
-    fn run_once(&self, seed: u64, _primary: bool) -> Result<Outcome> {
+    fn run_once(&self, _: &NoKernel, seed: u64, _primary: bool) -> Result<Outcome> {
         let started = std::time::Instant::now();
-        let result = torches::run(&TorchesArgs::params(self, seed))?;
+        let result = torches::run(&TorchesParams {
+            seed,
+            ..self.clone()
+        })?;
         let wall = started.elapsed().as_secs_f64();
         let mut report = timers_report(seed, result.extinguished_events, self.seconds, wall);
         // The torches still burning are the timers still scheduled.
@@ -243,45 +178,9 @@ fn fmt_seconds(time: f64) -> String {
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// Flags of the warlock demo.
-#[derive(Debug, Clone, Args)]
-pub(crate) struct WarlockArgs {
-    /// Length of the run in game seconds.
-    #[arg(long, default_value_t = 120.0)]
-    pub(crate) seconds: f64,
-    /// Frames per second of the game loop.
-    #[arg(long, default_value_t = 60.0)]
-    pub(crate) fps: f64,
-    /// How magic points regenerate: linear, exponential or logarithmic.
-    #[arg(long, default_value = "linear")]
-    pub(crate) curve: String,
-    /// Magic points at the start (0 to 100).
-    #[arg(long, default_value_t = 5.0)]
-    pub(crate) start_mana: f64,
-    #[command(flatten)]
-    pub(crate) run: RunArgs,
-}
-
-impl WarlockArgs {
-    fn params(&self) -> Result<WarlockParams> {
-        let curve: RegenCurve = self.curve.parse()?;
-        Ok(WarlockParams {
-            seconds: self.seconds,
-            fps: self.fps,
-            curve,
-            start_mana: self.start_mana,
-        })
-    }
-}
-
-impl Scenario for WarlockArgs {
-    fn name(&self) -> &str {
-        "warlock"
-    }
-
-    fn run_args(&self) -> &RunArgs {
-        &self.run
-    }
+impl BuiltinModel for WarlockParams {
+    const NAME: &'static str = "warlock";
+    type Kernel = NoKernel;
 
     fn default_seed(&self) -> u64 {
         0
@@ -295,23 +194,16 @@ impl Scenario for WarlockArgs {
     }
 
     fn params(&self) -> Value {
-        self.params()
-            .ok()
-            .and_then(|params| serde_json::to_value(params).ok())
-            .unwrap_or(Value::Null)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
     fn validate(&self) -> Result<()> {
-        self.params()?.validate().map_err(|error| anyhow!(error))
+        WarlockParams::validate(self).map_err(|error| anyhow!(error))
     }
 
-    fn files(&self) -> FileSet {
-        FileSet::with_config(self.run.config.as_ref())
-    }
-
-    fn run_once(&self, seed: u64, _primary: bool) -> Result<Outcome> {
+    fn run_once(&self, _: &NoKernel, seed: u64, _primary: bool) -> Result<Outcome> {
         let started = std::time::Instant::now();
-        let result = warlock::run(&self.params()?)?;
+        let result = warlock::run(self)?;
         let wall = started.elapsed().as_secs_f64();
         let report = timers_report(seed, result.timeline.len() as u64, self.seconds, wall);
         let mut outcome = Outcome::from_result(Ok(report));

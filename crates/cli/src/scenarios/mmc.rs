@@ -3,77 +3,24 @@
 use std::fmt::Write;
 
 use anyhow::{Result, anyhow};
-use clap::Args;
 use serde_json::{Map, Value};
 use warpsim_models::mmc::{MmcParams, MmcSummary, erlang_c};
 
-use crate::cli::{KernelArgs, RunArgs};
-use crate::files::FileSet;
+use super::BuiltinModel;
+use crate::cli::KernelArgs;
 use crate::limits::{Demand, vec_bytes};
-use crate::run::{Outcome, Scenario, run_config, run_on_kernel};
+use crate::run::{Outcome, run_config, run_on_kernel};
 
-/// The M/M/c flags. Without `--customers` or `--end`, 100 000 customers are observed.
-#[derive(Debug, Clone, Args)]
-pub(crate) struct MmcArgs {
-    /// Arrival rate λ (customers per time unit).
-    #[arg(long, default_value_t = 4.0, allow_negative_numbers = true)]
-    pub(crate) arrival_rate: f64,
-    /// Service rate μ of one server.
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    pub(crate) service_rate: f64,
-    /// Number of servers c.
-    #[arg(long, default_value_t = 5)]
-    pub(crate) servers: u32,
-    /// Observe the first N arrivals (each is served before the run ends) [default: 100000].
-    #[arg(long, conflicts_with = "end")]
-    pub(crate) customers: Option<u64>,
-    /// Or observe the time window [0, END).
-    #[arg(long, allow_negative_numbers = true)]
-    pub(crate) end: Option<f64>,
-    /// Customers left out of the statistics at the start (the queue starts empty).
-    #[arg(long, default_value_t = 0)]
-    pub(crate) warmup: u64,
-    #[command(flatten)]
-    pub(crate) kernel: KernelArgs,
-    #[command(flatten)]
-    pub(crate) run: RunArgs,
-}
-
-impl MmcArgs {
-    fn params(&self) -> MmcParams {
-        MmcParams {
-            arrival_rate: self.arrival_rate,
-            service_rate: self.service_rate,
-            servers: self.servers,
-            customers: match (self.customers, self.end) {
-                (None, None) => Some(100_000),
-                (customers, _) => customers,
-            },
-            end: self.end,
-            warmup: self.warmup,
-        }
-    }
-}
-
-impl Scenario for MmcArgs {
-    fn name(&self) -> &str {
-        "mmc"
-    }
-
-    fn run_args(&self) -> &RunArgs {
-        &self.run
-    }
-
-    fn kernel_args(&self) -> Option<&KernelArgs> {
-        Some(&self.kernel)
-    }
+impl BuiltinModel for MmcParams {
+    const NAME: &'static str = "mmc";
+    type Kernel = KernelArgs;
 
     fn default_seed(&self) -> u64 {
         1
     }
 
     fn title(&self) -> String {
-        let params = MmcArgs::params(self);
+        let params = self;
         let window = match (params.customers, params.end) {
             (Some(customers), _) => format!("{customers} customers"),
             (None, Some(end)) => format!("time window [0, {end})"),
@@ -86,23 +33,17 @@ impl Scenario for MmcArgs {
     }
 
     fn params(&self) -> Value {
-        serde_json::to_value(MmcArgs::params(self)).unwrap_or(Value::Null)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
     fn validate(&self) -> Result<()> {
-        MmcArgs::params(self)
-            .validate()
-            .map_err(|error| anyhow!(error))
-    }
-
-    fn files(&self) -> FileSet {
-        FileSet::with_config(self.run.config.as_ref())
+        MmcParams::validate(self).map_err(|error| anyhow!(error))
     }
 
     fn demands(&self) -> Vec<Demand> {
         // A stable queue stays short; an unstable one keeps (1 − cμ/λ) of the customers
         // waiting, each an arrival time in a `VecDeque<f64>`.
-        let params = MmcArgs::params(self);
+        let params = self;
         let capacity = f64::from(params.servers) * params.service_rate;
         match params.customers {
             Some(customers) if params.arrival_rate > capacity => {
@@ -119,15 +60,15 @@ impl Scenario for MmcArgs {
         }
     }
 
-    fn run_once(&self, seed: u64, primary: bool) -> Result<Outcome> {
-        let params = MmcArgs::params(self);
+    fn run_once(&self, kernel: &KernelArgs, seed: u64, primary: bool) -> Result<Outcome> {
+        let params = self;
         let lps = params.build()?;
-        let config = run_config(&self.kernel, seed, f64::INFINITY);
+        let config = run_config(kernel, seed, f64::INFINITY);
         let mut summary: Option<MmcSummary> = None;
         let mut sink = |committed: warpsim_core::Committed<MmcSummary>| {
             summary = Some(committed.output);
         };
-        let run = run_on_kernel(&self.kernel, config, lps, &mut sink, primary)?;
+        let run = run_on_kernel(kernel, config, lps, &mut sink, primary)?;
         let mut outcome = Outcome::from_result(run);
         let theory = erlang_c(params.arrival_rate, params.service_rate, params.servers);
         let mut metrics = Map::new();

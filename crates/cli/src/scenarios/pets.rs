@@ -8,86 +8,24 @@ use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use serde_json::{Map, Value};
 use warpsim_core::{LogicalProcess, Report, StopReason};
-use warpsim_models::pets::{
-    Breakdowns, Durations, FeedingStation, PetsParams, PetsResult, Semantics, Style,
-};
+use warpsim_models::pets::{FeedingStation, PetsParams, PetsResult, Style};
 
+use super::BuiltinModel;
 use crate::analysis::plots;
-use crate::cli::{KernelArgs, RunArgs};
+use crate::cli::KernelArgs;
 use crate::files::FileSet;
 use crate::limits::{Demand, event_bytes, vec_bytes};
-use crate::run::{Outcome, Scenario, run_config, run_on_kernel};
+use crate::run::{Outcome, run_config, run_on_kernel};
 
-/// The feeding-pets flags; defaults are the article's scenario.
+/// The feeding-pets flags: the model's parameters (declared in `warpsim-models`; defaults
+/// are the article's scenario) and the plot.
 #[derive(Debug, Clone, Args)]
-pub(crate) struct PetsArgs {
-    /// Number of pets to feed (N).
-    #[arg(long, default_value_t = 1_000_000)]
-    pub(crate) tasks: u64,
-    /// Number of feeders (K).
-    #[arg(long, default_value_t = 10)]
-    pub(crate) gates: u32,
-    /// Probability that a feeder breaks at one roll (P).
-    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
-    pub(crate) break_chance: f64,
-    /// Mean repair time (R).
-    #[arg(long, default_value_t = 120.0, allow_negative_numbers = true)]
-    pub(crate) repair_time: f64,
-    /// Mean eating time (T).
-    #[arg(long, default_value_t = 15.0, allow_negative_numbers = true)]
-    pub(crate) processing_time: f64,
-    /// Simulation style: step, jump or events.
-    #[arg(long, value_enum, hide_possible_values = true, default_value_t = Style::Events)]
-    pub(crate) style: Style,
-    /// Duration distribution: normal, constant, exponential, lognormal or uniform (events
-    /// style; step and jump use fixed durations) [default: normal for events, constant
-    /// otherwise].
-    #[arg(long, value_enum, hide_possible_values = true)]
-    pub(crate) durations: Option<Durations>,
-    /// Stop at this simulated time (default: when every pet is fed); percentiles not reached
-    /// by then are reported as not reached.
-    #[arg(long, allow_negative_numbers = true)]
-    pub(crate) end: Option<f64>,
-    /// `corrected` (the model the article describes) or `article` (its Go code exactly: the
-    /// step/jump roll loop that ends early after each breakdown; in the events style, meals
-    /// for pets that do not exist and durations truncated to whole units).
-    #[arg(long, value_enum, hide_possible_values = true, default_value_t = Semantics::Corrected)]
-    pub(crate) semantics: Semantics,
-    /// `per-roll` (the article: each feeder rolls at every step, jump or event) or
-    /// `per-working-time` (a feeding feeder breaks at a rate per unit of work, so more feeders
-    /// never make each one break more often).
-    #[arg(long, value_enum, hide_possible_values = true, default_value_t = Breakdowns::PerRoll)]
-    pub(crate) breakdowns: Breakdowns,
+pub(crate) struct Pets {
+    #[command(flatten)]
+    pub(crate) params: PetsParams,
     /// Write the completion curve (fraction fed against time, percentiles marked) as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub(crate) plot: Option<PathBuf>,
-    #[command(flatten)]
-    pub(crate) kernel: KernelArgs,
-    #[command(flatten)]
-    pub(crate) run: RunArgs,
-}
-
-impl PetsArgs {
-    fn params(&self) -> PetsParams {
-        let style = self.style;
-        let durations = match (self.durations, style) {
-            (Some(durations), _) => durations,
-            (None, Style::Events) => Durations::Normal,
-            (None, _) => Durations::Constant,
-        };
-        PetsParams {
-            tasks: self.tasks,
-            gates: self.gates,
-            break_chance: self.break_chance,
-            repair_time: self.repair_time,
-            processing_time: self.processing_time,
-            style,
-            durations,
-            end: self.end.unwrap_or(f64::INFINITY),
-            semantics: self.semantics,
-            breakdowns: self.breakdowns,
-        }
-    }
 }
 
 /// The article's output lines, plus the 100 % time and a note on what the style means.
@@ -135,25 +73,16 @@ fn result_text(params: &PetsParams, result: &PetsResult) -> String {
     text
 }
 
-impl Scenario for PetsArgs {
-    fn name(&self) -> &str {
-        "pets"
-    }
-
-    fn run_args(&self) -> &RunArgs {
-        &self.run
-    }
-
-    fn kernel_args(&self) -> Option<&KernelArgs> {
-        Some(&self.kernel)
-    }
+impl BuiltinModel for Pets {
+    const NAME: &'static str = "pets";
+    type Kernel = KernelArgs;
 
     fn default_seed(&self) -> u64 {
         100
     }
 
     fn title(&self) -> String {
-        let params = PetsArgs::params(self);
+        let params = &self.params;
         format!(
             "Feeding pets ({} style): {} pets, {} feeders, break chance {}, repair time {}, \
              eating time {}, {} durations, {} semantics, {} breakdowns",
@@ -170,21 +99,19 @@ impl Scenario for PetsArgs {
     }
 
     fn params(&self) -> Value {
-        serde_json::to_value(PetsArgs::params(self)).unwrap_or(Value::Null)
+        serde_json::to_value(&self.params).unwrap_or(Value::Null)
     }
 
     fn validate(&self) -> Result<()> {
-        PetsArgs::params(self)
-            .validate()
-            .map_err(|error| anyhow!(error))
+        self.params.validate().map_err(|error| anyhow!(error))
     }
 
-    fn files(&self) -> FileSet {
-        FileSet::with_config(self.run.config.as_ref()).output("--plot", self.plot.as_ref())
+    fn files(&self, files: FileSet) -> FileSet {
+        files.output("--plot", self.plot.as_ref())
     }
 
     fn demands(&self) -> Vec<Demand> {
-        let params = PetsArgs::params(self);
+        let params = &self.params;
         if params.style != Style::Events {
             // The loops keep counters, not feeders.
             return Vec::new();
@@ -205,15 +132,15 @@ impl Scenario for PetsArgs {
         )]
     }
 
-    fn run_once(&self, seed: u64, primary: bool) -> Result<Outcome> {
-        let params = PetsArgs::params(self);
+    fn run_once(&self, kernel: &KernelArgs, seed: u64, primary: bool) -> Result<Outcome> {
+        let params = &self.params;
         let (mut outcome, result) = match params.style {
             Style::Events => {
                 let lps = params.build()?;
                 // Pets run until every pet is fed, unless an end time is given.
-                let config = run_config(&self.kernel, seed, params.end);
+                let config = run_config(kernel, seed, params.end);
                 let mut outputs = Vec::new();
-                let run = run_on_kernel(&self.kernel, config, lps, &mut outputs, primary)?;
+                let run = run_on_kernel(kernel, config, lps, &mut outputs, primary)?;
                 let outcome = Outcome::from_result(run);
                 let result = PetsResult::from_milestones(
                     params.tasks,
@@ -224,7 +151,7 @@ impl Scenario for PetsArgs {
             }
             Style::Step | Style::Jump => {
                 let started = Instant::now();
-                let result = params.run_loop(seed, self.kernel.max_events)?;
+                let result = params.run_loop(seed, kernel.max_events)?;
                 let mut report = Report::new(
                     if params.style == Style::Step {
                         "none (step loop)"
@@ -239,8 +166,7 @@ impl Scenario for PetsArgs {
                 report.end_time = result.curve.last().map_or(0.0, |point| point.time);
                 report.stop_reason = if result.complete {
                     StopReason::Drained
-                } else if self
-                    .kernel
+                } else if kernel
                     .max_events
                     .is_some_and(|limit| result.events >= limit)
                 {
@@ -282,7 +208,7 @@ impl Scenario for PetsArgs {
             ),
         );
         outcome.metrics = metrics;
-        outcome.text = result_text(&params, &result);
+        outcome.text = result_text(params, &result);
         if primary
             && outcome.error.is_none()
             && let Some(path) = &self.plot

@@ -9,81 +9,25 @@ use clap::Args;
 use plotters::prelude::*;
 use serde_json::{Value, json};
 use warpsim_models::sharks::{
-    CancelStyle, Creature, DEFAULT_RADIUS, Death, Kind, RandomPopulation, Sector, SharksParams,
-    Tally, compare_deaths, oracle, write_deaths, write_population,
+    CancelStyle, Creature, Death, Kind, RandomPopulation, Sector, SharksParams, Tally,
+    compare_deaths, oracle, write_deaths, write_population,
 };
 
-use crate::cli::{KernelArgs, RunArgs};
+use super::BuiltinModel;
+use crate::cli::KernelArgs;
 use crate::files::{FileSet, write_text};
 use crate::limits::{Demand, lp_bytes, vec_bytes};
-use crate::run::{Outcome, Scenario, run_config, run_on_kernel};
+use crate::run::{Outcome, run_config, run_on_kernel};
 
-/// `W` or `WxH`.
-fn parse_world(text: &str) -> std::result::Result<(f64, f64), String> {
-    let number = |part: &str| {
-        part.trim()
-            .parse::<f64>()
-            .map_err(|_| format!("expected W or WxH with numbers W, H (got `{text}`)"))
-    };
-    match text.split_once(['x', 'X']) {
-        Some((w, h)) => Ok((number(w)?, number(h)?)),
-        None => {
-            let side = number(text)?;
-            Ok((side, side))
-        }
-    }
-}
-
-/// `NXxNY`, e.g. `8x8`. Zero parses here and is refused by validation, with the rule.
-fn parse_sectors(text: &str) -> std::result::Result<(u32, u32), String> {
-    let bad = || format!("expected NXxNY with whole numbers, e.g. 8x8 (got `{text}`)");
-    let (nx, ny) = text.split_once(['x', 'X']).ok_or_else(bad)?;
-    let nx = nx.trim().parse().map_err(|_| bad())?;
-    let ny = ny.trim().parse().map_err(|_| bad())?;
-    Ok((nx, ny))
-}
-
-/// Sharks World's flags; defaults are the paper's runs (65536² world, 8×8 sectors, 2000 time
-/// units, half sharks, speeds 50–200) with a radius of 5, which eats about half the fish.
+/// Sharks World's flags: the model's parameters and the random population's (declared in
+/// `warpsim-models`; defaults are the paper's runs with a radius of 5, which eats about half
+/// the fish), and the files.
 #[derive(Debug, Clone, Args)]
-pub(crate) struct SharksArgs {
-    /// Number of creatures in the random population.
-    #[arg(long, default_value_t = 2048)]
-    pub(crate) creatures: u32,
-    /// Fraction of the creatures that are sharks.
-    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
-    pub(crate) shark_fraction: f64,
-    /// Smallest speed (units per time unit).
-    #[arg(long, default_value_t = 50.0, allow_negative_numbers = true)]
-    pub(crate) speed_min: f64,
-    /// Largest speed.
-    #[arg(long, default_value_t = 200.0, allow_negative_numbers = true)]
-    pub(crate) speed_max: f64,
-    /// Attack radius of every shark (or give --radius-min and --radius-max).
-    #[arg(long, default_value_t = DEFAULT_RADIUS, allow_negative_numbers = true,
-          conflicts_with_all = ["radius_min", "radius_max"])]
-    pub(crate) radius: f64,
-    /// Smallest attack radius (radii uniform in [min, max]).
-    #[arg(long, requires = "radius_max", allow_negative_numbers = true)]
-    pub(crate) radius_min: Option<f64>,
-    /// Largest attack radius.
-    #[arg(long, requires = "radius_min", allow_negative_numbers = true)]
-    pub(crate) radius_max: Option<f64>,
-    /// World size, W or WxH (a torus).
-    #[arg(long, default_value = "65536", value_parser = parse_world, value_name = "W[xH]")]
-    pub(crate) world: (f64, f64),
-    /// Sector grid, NXxNY: the sectors are the LPs.
-    #[arg(long, default_value = "8x8", value_parser = parse_sectors, value_name = "NXxNY")]
-    pub(crate) sectors: (u32, u32),
-    /// End of simulated time (contacts at the end still count).
-    #[arg(long, default_value_t = 2000.0, allow_negative_numbers = true)]
-    pub(crate) end: f64,
-    /// How a sector withdraws the arrival of a fish that died first.
-    #[arg(long, value_enum, default_value_t = CancelStyle::App)]
-    pub(crate) cancel: CancelStyle,
-    /// Busy-work iterations per event (the paper's delay loops, to raise granularity).
-    #[arg(long, default_value_t = 0)]
-    pub(crate) work: u32,
+pub(crate) struct Sharks {
+    #[command(flatten)]
+    pub(crate) random: RandomPopulation,
+    #[command(flatten)]
+    pub(crate) params: SharksParams,
     /// Read the population from a CSV file (id,kind,x,y,vx,vy,radius) instead of drawing it.
     #[arg(long, value_name = "FILE.csv",
           conflicts_with_all = ["creatures", "shark_fraction", "speed_min", "speed_max", "radius", "radius_min", "radius_max"])]
@@ -100,36 +44,9 @@ pub(crate) struct SharksArgs {
     /// Check the deaths against the brute-force oracle; fail if they differ.
     #[arg(long)]
     pub(crate) verify: bool,
-    #[command(flatten)]
-    pub(crate) kernel: KernelArgs,
-    #[command(flatten)]
-    pub(crate) run: RunArgs,
 }
 
-impl SharksArgs {
-    fn model_params(&self) -> SharksParams {
-        SharksParams {
-            width: self.world.0,
-            height: self.world.1,
-            sectors_x: self.sectors.0,
-            sectors_y: self.sectors.1,
-            end: self.end,
-            cancel: self.cancel,
-            work: self.work,
-        }
-    }
-
-    fn random_population(&self) -> RandomPopulation {
-        RandomPopulation {
-            creatures: self.creatures,
-            shark_fraction: self.shark_fraction,
-            speed_min: self.speed_min,
-            speed_max: self.speed_max,
-            radius_min: self.radius_min.unwrap_or(self.radius),
-            radius_max: self.radius_max.unwrap_or(self.radius),
-        }
-    }
-
+impl Sharks {
     /// The population: read from `--population`, or drawn from `seed`.
     fn population(&self, params: &SharksParams, seed: u64) -> Result<Vec<Creature>> {
         match &self.population {
@@ -142,23 +59,14 @@ impl SharksArgs {
                     .read_population(&text)
                     .map_err(|error| anyhow!("{}: {error}", path.display()))
             }
-            None => Ok(self.random_population().generate(params, seed)?),
+            None => Ok(self.random.generate(params, seed)?),
         }
     }
 }
 
-impl Scenario for SharksArgs {
-    fn name(&self) -> &str {
-        "sharks"
-    }
-
-    fn run_args(&self) -> &RunArgs {
-        &self.run
-    }
-
-    fn kernel_args(&self) -> Option<&KernelArgs> {
-        Some(&self.kernel)
-    }
+impl BuiltinModel for Sharks {
+    const NAME: &'static str = "sharks";
+    type Kernel = KernelArgs;
 
     fn default_seed(&self) -> u64 {
         7
@@ -168,7 +76,7 @@ impl Scenario for SharksArgs {
         let population = match &self.population {
             Some(path) => format!("population {}", path.display()),
             None => {
-                let random = self.random_population();
+                let random = &self.random;
                 let radius = if random.radius_min == random.radius_max {
                     format!("radius {}", random.radius_min)
                 } else {
@@ -183,32 +91,31 @@ impl Scenario for SharksArgs {
                 )
             }
         };
+        let params = &self.params;
         format!(
             "Sharks World: {population}, world {}x{}, sectors {}x{}, end {}, cancel {}, work {}",
-            self.world.0,
-            self.world.1,
-            self.sectors.0,
-            self.sectors.1,
-            self.end,
-            match self.cancel {
+            params.width,
+            params.height,
+            params.sectors_x,
+            params.sectors_y,
+            params.end,
+            match params.cancel {
                 CancelStyle::App => "app",
                 CancelStyle::Kernel => "kernel",
             },
-            self.work
+            params.work
         )
     }
 
     fn params(&self) -> Value {
-        let mut params = serde_json::to_value(self.model_params()).unwrap_or(Value::Null);
+        let mut params = serde_json::to_value(&self.params).unwrap_or(Value::Null);
         if let Value::Object(fields) = &mut params {
             match &self.population {
                 Some(path) => {
                     fields.insert("population".into(), Value::from(path.display().to_string()));
                 }
                 None => {
-                    if let Ok(Value::Object(random)) =
-                        serde_json::to_value(self.random_population())
-                    {
+                    if let Ok(Value::Object(random)) = serde_json::to_value(&self.random) {
                         fields.extend(random);
                     }
                 }
@@ -218,16 +125,16 @@ impl Scenario for SharksArgs {
     }
 
     fn validate(&self) -> Result<()> {
-        let params = self.model_params();
+        let params = &self.params;
         params.validate()?;
         if self.population.is_none() {
-            self.random_population().validate(&params)?;
+            self.random.validate(params)?;
         }
         Ok(())
     }
 
-    fn files(&self) -> FileSet {
-        FileSet::with_config(self.run.config.as_ref())
+    fn files(&self, files: FileSet) -> FileSet {
+        files
             .input("--population", self.population.as_ref())
             .output("--dump-population", self.dump_population.as_ref())
             .output("--deaths", self.deaths.as_ref())
@@ -235,7 +142,7 @@ impl Scenario for SharksArgs {
     }
 
     fn demands(&self) -> Vec<Demand> {
-        let params = self.model_params();
+        let params = &self.params;
         let mut demands = vec![Demand::new(
             "--sectors",
             format!("{}x{}", params.sectors_x, params.sectors_y),
@@ -247,28 +154,28 @@ impl Scenario for SharksArgs {
             // Each creature is in the population and in its first sector's list.
             demands.push(Demand::new(
                 "--creatures",
-                self.creatures,
+                self.random.creatures,
                 "creatures",
-                u128::from(self.creatures),
+                u128::from(self.random.creatures),
                 2 * vec_bytes::<Creature>(),
             ));
         }
         demands
     }
 
-    fn run_once(&self, seed: u64, primary: bool) -> Result<Outcome> {
-        let params = self.model_params();
-        let creatures = self.population(&params, seed)?;
+    fn run_once(&self, kernel: &KernelArgs, seed: u64, primary: bool) -> Result<Outcome> {
+        let params = &self.params;
+        let creatures = self.population(params, seed)?;
         if primary && let Some(path) = &self.dump_population {
             write_text(path, &write_population(&creatures))?;
         }
         let lps = params.build(&creatures)?;
-        let config = run_config(&self.kernel, seed, params.kernel_end_time());
+        let config = run_config(kernel, seed, params.kernel_end_time());
         let mut tally = Tally::default();
-        let result = run_on_kernel(&self.kernel, config, lps, &mut tally, primary)?;
+        let result = run_on_kernel(kernel, config, lps, &mut tally, primary)?;
         let mut outcome = Outcome::from_result(result);
         let deaths = tally.sorted_deaths();
-        describe(&params, &creatures, &tally, &deaths, &mut outcome);
+        describe(params, &creatures, &tally, &deaths, &mut outcome);
         if !primary || outcome.error.is_some() {
             // A failed run writes no deaths: its error line says how far it got.
             return Ok(outcome);
@@ -294,14 +201,14 @@ impl Scenario for SharksArgs {
             write_text(path, &text)?;
         }
         if let Some(path) = &self.plot {
-            plot_world(path, &params, &creatures, &deaths, partial.is_some())?;
+            plot_world(path, params, &creatures, &deaths, partial.is_some())?;
         }
         if self.verify {
             if outcome.error.is_some() || tally.settled != params.sectors() {
                 bail!("verify: the run did not finish, so its deaths are incomplete");
             }
-            let expected = oracle(&params, &creatures)?;
-            let mismatches = compare_deaths(&params, &creatures, &deaths, &expected);
+            let expected = oracle(params, &creatures)?;
+            let mismatches = compare_deaths(params, &creatures, &deaths, &expected);
             if let Some(first) = mismatches.first() {
                 bail!(
                     "verify failed: {} fish disagree with the brute-force oracle (first: {first})",
@@ -650,17 +557,6 @@ fn draw_world(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn world_and_sectors_parse() {
-        assert_eq!(parse_world("65536"), Ok((65536.0, 65536.0)));
-        assert_eq!(parse_world("100x50"), Ok((100.0, 50.0)));
-        assert!(parse_world("big").is_err());
-        assert_eq!(parse_sectors("8x8"), Ok((8, 8)));
-        assert_eq!(parse_sectors("0x3"), Ok((0, 3)));
-        assert!(parse_sectors("8").is_err());
-        assert!(parse_sectors("-1x3").is_err());
-    }
 
     #[test]
     fn segments_are_clipped_to_the_world() {

@@ -1,6 +1,7 @@
 //! Building blocks for the state of an LP: statistics ([`Tally`], [`TimeAverage`],
 //! [`Histogram`]), a wait line whose members may renege ([`WaitLine`]), timers named by a
-//! key ([`KeyedTimers`]) and a resource with a capacity ([`Resource`]).
+//! key ([`KeyedTimers`]), a resource with a capacity ([`Resource`]), and a service station
+//! made of the last two, servers and the line in front of them ([`Station`]).
 //!
 //! Every block is plain `Clone` data kept in the LP's own state, so an optimistic kernel
 //! saves and restores it with the LP — rollback costs the model nothing. Blocks that schedule
@@ -11,12 +12,14 @@
 //! bank, an M/M/c queue, a network with a watchdog).
 
 mod resource;
+mod station;
 mod stats;
 mod student;
 mod timers;
 mod waitline;
 
 pub use resource::Resource;
+pub use station::{Patience, Station, StationSummary};
 pub use stats::{Histogram, StatsError, Tally, TimeAverage};
 pub use student::student_t_quantile;
 pub use timers::KeyedTimers;

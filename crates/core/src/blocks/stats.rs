@@ -321,6 +321,32 @@ impl Default for Histogram {
     }
 }
 
+impl PartialEq for Histogram {
+    /// Equal when both hold the same sketch: the same accuracy, buckets, count, sum, minimum
+    /// and maximum. The sketch has no `PartialEq` of its own, so the two are compared by their
+    /// encodings (an allocation each: cheap next to a run, not meant for a hot loop).
+    ///
+    /// ```
+    /// use warpsim_core::blocks::Histogram;
+    /// let (mut a, mut b) = (Histogram::new(), Histogram::new());
+    /// for x in [1.0, 2.5, 40.0] { a.record(x); b.record(x); }
+    /// assert_eq!(a, b);
+    /// b.record(3.0);
+    /// assert_ne!(a, b);
+    /// assert_ne!(Histogram::new(), Histogram::with_accuracy(0.05).unwrap());
+    /// ```
+    fn eq(&self, other: &Histogram) -> bool {
+        self.accuracy == other.accuracy
+            && match (
+                postcard::to_allocvec(&self.sketch),
+                postcard::to_allocvec(&other.sketch),
+            ) {
+                (Ok(mine), Ok(theirs)) => mine == theirs,
+                _ => false,
+            }
+    }
+}
+
 /// The sketch's default relative accuracy.
 const DEFAULT_ACCURACY: f64 = 0.01;
 /// The sketch's bucket limit (its default).

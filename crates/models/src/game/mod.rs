@@ -14,6 +14,8 @@
 //! `validate` that turns bad input into a [`ParamError`](crate::ParamError), and a report
 //! struct that serialises to JSON.
 
+#[cfg(feature = "clap")]
+mod flags;
 mod sliced;
 pub mod torches;
 pub mod warlock;

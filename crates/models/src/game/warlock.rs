@@ -54,6 +54,17 @@ impl RegenCurve {
     }
 }
 
+impl std::fmt::Display for RegenCurve {
+    /// The name [`RegenCurve`]'s `from_str` reads: `linear`, `exponential` or `logarithmic`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RegenCurve::Linear => "linear",
+            RegenCurve::Exponential => "exponential",
+            RegenCurve::Logarithmic => "logarithmic",
+        })
+    }
+}
+
 impl std::str::FromStr for RegenCurve {
     type Err = ParamError;
 
@@ -78,15 +89,24 @@ impl std::str::FromStr for RegenCurve {
 }
 
 /// The warlock demo's parameters. The defaults are the CLI scenario (the chapter's Figure 1).
+///
+/// With the `clap` feature the struct is also the demo's command-line flags, with these
+/// defaults and docs.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct WarlockParams {
     /// Length of the run in game seconds.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = WarlockParams::default().seconds))]
     pub seconds: f64,
     /// Frames per second of the game loop.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = WarlockParams::default().fps))]
     pub fps: f64,
-    /// How magic points regenerate.
+    /// How magic points regenerate: linear, exponential or logarithmic.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = WarlockParams::default().curve,
+        value_parser = <RegenCurve as std::str::FromStr>::from_str))]
     pub curve: RegenCurve,
-    /// Magic points at the start, between 0 and [`MAX_MANA`].
+    /// Magic points at the start (0 to 100).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = WarlockParams::default().start_mana))]
     pub start_mana: f64,
 }
 

@@ -254,30 +254,54 @@ impl std::fmt::Display for Breakdowns {
 /// assert_eq!((params.tasks, params.gates), (1_000_000, 10));
 /// assert!(PetsParams { gates: 0, ..params }.validate().is_err());
 /// ```
+///
+/// With the `clap` feature the struct is also the command line's flags (`--tasks`, …), with
+/// these defaults and docs (a field's doc is its flag's help); the durations default to normal
+/// in the events style and constant otherwise. The end is exclusive, and infinity (the
+/// default) runs until every pet is fed; planning uses it to stop a run at its deadline.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct PetsParams {
     /// Number of pets to feed (N).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PetsParams::default().tasks))]
     pub tasks: u64,
     /// Number of feeders (K).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PetsParams::default().gates))]
     pub gates: u32,
     /// Probability that a feeder breaks at one roll (P).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PetsParams::default().break_chance, allow_negative_numbers = true))]
     pub break_chance: f64,
-    /// Mean time to repair a broken feeder (R).
+    /// Mean repair time (R).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PetsParams::default().repair_time, allow_negative_numbers = true))]
     pub repair_time: f64,
-    /// Mean time a pet takes to eat (T).
+    /// Mean eating time (T).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PetsParams::default().processing_time, allow_negative_numbers = true))]
     pub processing_time: f64,
-    /// Which of the three simulations to run.
+    /// Simulation style: step, jump or events.
+    #[cfg_attr(feature = "clap", arg(long, value_enum, hide_possible_values = true, default_value_t = PetsParams::default().style))]
     pub style: Style,
-    /// How meal and repair durations are drawn (events style only; step and jump use fixed
-    /// durations, so they accept only [`Durations::Constant`]).
+    /// Duration distribution: normal, constant, exponential, lognormal or uniform (events
+    /// style; step and jump use fixed durations) [default: normal for events, constant
+    /// otherwise].
+    // The default depends on an explicit `--style`; the text above says so, so clap's own
+    // default note is hidden.
+    #[cfg_attr(feature = "clap", arg(long, value_enum, hide_possible_values = true,
+        default_value_t = Durations::Normal, hide_default_value = true,
+        default_value_ifs([("style", "step", Some("constant")), ("style", "jump", Some("constant"))])))]
     pub durations: Durations,
-    /// Stop at this simulated time, exclusive (default infinity: run until every pet is fed).
-    /// Percentiles not reached by then are `None`. Planning uses it to stop a run at the
-    /// deadline it is checked against.
+    /// Stop at this simulated time (default: when every pet is fed); percentiles not reached
+    /// by then are reported as not reached.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = f64::INFINITY, hide_default_value = true, allow_negative_numbers = true))]
     pub end: f64,
-    /// The corrected model, or the article's code exactly ([`Semantics`]).
+    /// `corrected` (the model the article describes) or `article` (its Go code exactly: the
+    /// step/jump roll loop that ends early after each breakdown; in the events style, meals
+    /// for pets that do not exist and durations truncated to whole units).
+    #[cfg_attr(feature = "clap", arg(long, value_enum, hide_possible_values = true, default_value_t = PetsParams::default().semantics))]
     pub semantics: Semantics,
-    /// When feeders break ([`Breakdowns`]).
+    /// `per-roll` (the article: each feeder rolls at every step, jump or event) or
+    /// `per-working-time` (a feeding feeder breaks at a rate per unit of work, so more feeders
+    /// never make each one break more often).
+    #[cfg_attr(feature = "clap", arg(long, value_enum, hide_possible_values = true, default_value_t = PetsParams::default().breakdowns))]
     pub breakdowns: Breakdowns,
 }
 

@@ -70,6 +70,8 @@
 //! has a last `Settle` event at the first `f64` after `end` that flushes its deaths and emits
 //! its [`SectorStats`]; run the kernel to [`SharksParams::kernel_end_time`].
 
+#[cfg(feature = "clap")]
+mod flags;
 mod geometry;
 mod oracle;
 mod population;
