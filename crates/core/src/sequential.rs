@@ -4,7 +4,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::checkpoint::{Checkpoint, Counters, Ending, PendingEvent, Start};
+use crate::checkpoint::{Checkpoint, Ending, PendingEvent, Start};
 use crate::error::{RunError, SimError};
 use crate::finish::{Finished, finish_time, run_finish};
 use crate::kernel::{Kernel, RunConfig};
@@ -307,20 +307,8 @@ fn take_checkpoint<M: LogicalProcess>(
         .into_iter()
         .map(|slot| (slot.model, slot.meta))
         .unzip();
-    Checkpoint::assemble(
-        kernel,
-        states,
-        metas,
-        pending,
-        Counters {
-            seed: report.seed,
-            committed: report.events_committed,
-            last_time: report.end_time,
-            trace: report.trace_hash.parts(),
-            content: report.content_hash.map(|hash| hash.parts()),
-            peak_pending: report.peak_pending as u64,
-        },
-    )
+    // The queue hands the events back in key order, so `from_parts`' sort is one pass.
+    Checkpoint::from_parts(kernel, states, metas, pending, report)
 }
 
 /// From this many LPs on, the kernel prefetches the next event's LP record (see `run`).
