@@ -127,6 +127,7 @@ mod kernel;
 pub mod kinds;
 mod model;
 mod pending;
+mod relocations;
 mod report;
 mod rng;
 mod sequential;

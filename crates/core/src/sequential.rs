@@ -9,10 +9,10 @@ use crate::error::{RunError, SimError};
 use crate::finish::{Finished, finish_time, run_finish};
 use crate::kernel::{Kernel, RunConfig};
 use crate::model::{
-    Backend, Committed, Ctx, LogicalProcess, LpMeta, OutputSink, Relocations, deliver_guarded,
-    encode_event,
+    Backend, Committed, Ctx, LogicalProcess, LpMeta, OutputSink, deliver_guarded, encode_event,
 };
 use crate::pending::{Pending, PendingQueue, QueueKind};
+use crate::relocations::Relocations;
 use crate::report::{CostModel, CriticalPath, Report, StopReason, TraceHash};
 use crate::time::{EventKey, LpId, Time};
 
