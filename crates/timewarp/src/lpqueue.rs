@@ -161,6 +161,13 @@ impl LpQueue {
             .map(|entry| (entry.time, (entry.tie >> 32) as u32, entry.tie as u32))
     }
 
+    /// The LP of the entry after the first, if the bottom holds one (a hint: it may be stale).
+    #[inline]
+    pub(crate) fn peek_second(&self) -> Option<u32> {
+        let at = self.bottom.len().checked_sub(2)?;
+        Some(self.bottom[at].tie as u32)
+    }
+
     /// Removes the first entry.
     #[inline]
     pub(crate) fn pop(&mut self) {

@@ -115,6 +115,17 @@ impl<E> Pending<E> {
         }
     }
 
+    /// Asks the hardware to load the entry that becomes the smallest when the smallest
+    /// leaves (it lives outside the LP's record).
+    #[inline]
+    pub(crate) fn warm_rest(&self) {
+        if self.big.is_none()
+            && let Some(last) = self.small.len().checked_sub(1)
+        {
+            prefetch_index::prefetch_index(&self.small, last);
+        }
+    }
+
     /// The smallest key.
     #[inline]
     pub(crate) fn first_key(&self) -> Option<EventKey> {

@@ -211,7 +211,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
             self.sizes.deferred,
             self.sizes.withdrawn,
             self.sizes.outputs,
-        ) = (0, 0, 0, 0, 0, 0);
+            self.sizes.saves,
+        ) = (0, 0, 0, 0, 0, 0, 0);
         self.sizes.save_heap = if self.settings.memory.is_some() {
             self.lps
                 .iter()
@@ -241,6 +242,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             }
             self.sizes.pending += lp.pending.len();
             self.sizes.records += lp.processed.len();
+            self.sizes.saves += lp.processed.iter().filter(|r| r.snapshot.is_some()).count();
             self.sizes.effects += lp.effects.len();
             self.sizes.deferred += lp.deferred().len();
             self.sizes.withdrawn += lp.rare.as_ref().map_or(0, |rare| rare.withdrawn.len());

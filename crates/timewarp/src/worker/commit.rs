@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering;
 use warpsim_core::kernel_api::encode_event;
 use warpsim_core::{EventKey, LogicalProcess, LpId, Time};
 
-use super::Worker;
 use super::lp::{Deferred, EffectRecord, Processed, saved_heap};
+use super::{SPARE_SAVES, Worker};
 use crate::control::Progress;
 use crate::message::key_max;
 use crate::shared::{StopInfo, ToCoordinator, pending_bytes};
@@ -177,6 +177,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
     pub(super) fn commit_below(&mut self, bound: EventKey) {
         let mut batch = Vec::new();
         let mut observed = Vec::new();
+        self.spare.saves_cap = SPARE_SAVES.max(self.sizes.saves);
         // Visiting the LPs in index order walks `lps` forwards, which the hardware prefetches;
         // in the order they became dirty every LP is a cache miss.
         self.lists.order_dirty();
@@ -201,15 +202,24 @@ impl<M: LogicalProcess> Worker<'_, M> {
             // Committed records are below the previous bound, hence below this one (GVT never
             // goes back). Usually
             // every record is below the bound, which the last one shows without a search.
-            let end = if lp.processed.back().is_some_and(|record| record.key < bound) {
+            let end = if lp.processed.last().is_some_and(|record| record.key < bound) {
                 lp.processed.len()
             } else {
                 lp.processed
                     .partition_point(|record| record.key < bound)
                     .max(start)
             };
+            // Usually every record commits, and then every state save goes too: in this loop,
+            // which reads the records anyway.
+            let all = end == lp.processed.len();
+            if all && self.settings.memory.is_some() {
+                self.sizes.save_heap -= saved_heap(lp.processed.iter());
+            }
             let mut effects = 0;
-            for record in lp.processed.range_mut(start..end) {
+            for record in lp.processed[start..end].iter_mut() {
+                if all {
+                    self.sizes.saves -= self.spare.put_save(record.snapshot.take());
+                }
                 effects += record.effects as usize;
                 self.trace.add(&record.key, lp.id);
                 if self.settings.content_hash {
@@ -222,21 +232,33 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 if self.settings.observe {
                     observed.push((record.key, lp.id, record.event.clone()));
                 }
-                self.counters.committed += 1;
-                lp.load += 1;
-                self.last_commit = self.last_commit.max(record.key.time.as_f64());
-                self.sizes.outputs -= record.outputs.len();
-                for output in record.outputs.drain(..) {
-                    batch.push((record.key, lp.id, output));
+                // Most events emit nothing, and an empty `drain` still costs a few dozen
+                // instructions.
+                if !record.outputs.is_empty() {
+                    self.sizes.outputs -= record.outputs.len();
+                    for output in record.outputs.drain(..) {
+                        batch.push((record.key, lp.id, output));
+                    }
                 }
             }
-            if end == lp.processed.len() {
+            if end > start {
+                // An LP's records are in key order: the last one committed is its latest.
+                let newly = (end - start) as u64;
+                self.counters.committed += newly;
+                lp.load += newly;
+                self.last_commit = self
+                    .last_commit
+                    .max(lp.processed[end - 1].key.time.as_f64());
+            }
+            if all {
                 self.sizes.records -= lp.processed.len();
-                if self.settings.memory.is_some() {
-                    self.sizes.save_heap -= saved_heap(lp.processed.iter());
+                // The records committed earlier, kept to coast forward from.
+                for record in &mut lp.processed[..start] {
+                    self.sizes.saves -= self.spare.put_save(record.snapshot.take());
                 }
                 lp.processed.clear();
                 lp.committed_prefix = 0;
+                lp.newest = -1.0;
                 lp.since_snapshot = 0;
                 // Every logged effect was caused by a record now committed (the log holds
                 // effects of processed records only: rollbacks remove those of undone ones),
@@ -250,7 +272,10 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     keep -= 1;
                 }
                 if self.settings.memory.is_some() {
-                    self.sizes.save_heap -= saved_heap(lp.processed.range(..keep));
+                    self.sizes.save_heap -= saved_heap(lp.processed[..keep].iter());
+                }
+                for record in &mut lp.processed[..keep] {
+                    self.sizes.saves -= self.spare.put_save(record.snapshot.take());
                 }
                 lp.processed.drain(..keep);
                 self.sizes.records -= keep;
@@ -331,6 +356,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
     pub(super) fn total_memory(&self) -> u64 {
         pending_bytes::<M::Event>(self.sizes.pending)
             + (self.sizes.records * size_of::<Processed<M>>()) as u64
+            + ((self.sizes.saves + self.spare.saves.len()) * size_of::<super::lp::Saved<M>>())
+                as u64
             + (self.sizes.effects * size_of::<EffectRecord<M::Event>>()) as u64
             + (self.sizes.deferred * size_of::<Deferred<M::Event>>()) as u64
             + (self.sizes.withdrawn * (size_of::<EventKey>() * 2 + size_of::<M::Event>() + 16))

@@ -16,7 +16,6 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let Some((key, event)) = self.lps[l].pending.pop_first() else {
             return;
         };
-
         self.sizes.pending -= 1;
         if self.settings.lazy && !self.lps[l].deferred().is_empty() {
             // A deferred send whose cause sorts before this event will not be regenerated:
@@ -29,10 +28,20 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let started = timed.then(Instant::now);
         let lp = &mut self.lps[l];
         let save = lp.processed.is_empty() || lp.since_snapshot >= checkpoint;
+        let mut spare = if save { self.spare.saves.pop() } else { None };
         // The model's `Clone` is user code: a panic in it fails this event as a panic in its
         // handler would (a phantom until GVT reaches the event, then the run's error).
         let copies = catch_unwind(AssertUnwindSafe(|| {
-            let snapshot = save.then(|| (lp.model.clone(), lp.meta.clone()));
+            let snapshot = save.then(|| {
+                let saved = (lp.model.clone(), lp.meta.clone());
+                match spare.take() {
+                    Some(mut boxed) => {
+                        *boxed = saved;
+                        boxed
+                    }
+                    None => Box::new(saved),
+                }
+            });
             (snapshot, event.clone())
         }));
         let (snapshot, kept) = match copies {
@@ -122,9 +131,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
         self.sizes.outputs += emitted.len();
         self.scratch.outputs = outputs;
         if self.settings.memory.is_some()
-            && let Some((model, _)) = &snapshot
+            && let Some(saved) = &snapshot
         {
-            self.sizes.save_heap += model.heap_bytes() as u64;
+            self.sizes.save_heap += saved.0.heap_bytes() as u64;
         }
         let lp = &mut self.lps[l];
         lp.since_snapshot = if save { 1 } else { lp.since_snapshot + 1 };
@@ -133,7 +142,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
         {
             lp.processed = buffer;
         }
-        lp.processed.push_back(Processed {
+        lp.newest = key.time.as_f64();
+        self.sizes.saves += usize::from(snapshot.is_some());
+        lp.processed.push(Processed {
             key,
             event: kept,
             snapshot,
@@ -235,7 +246,14 @@ impl<M: LogicalProcess> Worker<'_, M> {
                             // cancelled first: a receiver never holds two events with one key.
                             self.flush_deferred(l, |d| d.key == key);
                         }
-                        self.transmit(Msg::Event { key, dest, event });
+                        if dest == self.lps[l].id && self.mail.local.is_empty() {
+                            // A send to itself (most sends, in many models) is applied at
+                            // once, as `transmit` would, without reading the route table:
+                            // at many LPs a cache miss per event.
+                            self.apply_at(l, Msg::Event { key, dest, event });
+                        } else {
+                            self.transmit(Msg::Event { key, dest, event });
+                        }
                     }
                     Logged::Send {
                         key,
@@ -260,7 +278,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             {
                 lp.effects = buffer;
             }
-            lp.effects.push_back(logged);
+            lp.effects.push(logged);
             self.sizes.effects += 1;
         }
     }
@@ -279,10 +297,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
     ) {
         match undo {
             Undo::Nothing => {}
-            Undo::Handler(Some((model, meta))) => {
+            Undo::Handler(Some(saved)) => {
                 let lp = &mut self.lps[l];
-                lp.model = model;
-                lp.meta = meta;
+                (lp.model, lp.meta) = *saved;
             }
             Undo::Handler(None) => {
                 let len = self.lps[l].processed.len();
@@ -306,7 +323,16 @@ impl<M: LogicalProcess> Worker<'_, M> {
 
     /// Clears LP `l`'s failure if `key` is at or before it (the failure may have been a
     /// phantom of the state that is now changing).
+    #[inline]
     pub(super) fn clear_failure(&mut self, l: usize, key: EventKey) {
+        // Called for every message: the common case (no rare parts) stays inline.
+        if self.lps[l].rare.is_some() {
+            self.clear_failure_slow(l, key);
+        }
+    }
+
+    #[inline(never)]
+    fn clear_failure_slow(&mut self, l: usize, key: EventKey) {
         let lp = &mut self.lps[l];
         if lp.failed().is_some_and(|failure| key <= failure.key) {
             lp.rare_mut().failed = None;

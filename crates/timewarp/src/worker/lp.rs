@@ -1,7 +1,7 @@
 //! One LP as a worker holds it: its pending events, the events it has processed (with state
 //! saves), what each sent, cancelled and moved, and its failure, if any.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 use warpsim_core::kernel_api::LpMeta;
 use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, Time};
@@ -13,14 +13,20 @@ pub(super) struct Processed<M: LogicalProcess> {
     pub(super) key: EventKey,
     /// Kept to put back in `pending` on rollback and to coast forward.
     pub(super) event: M::Event,
-    /// The LP's state before this event (every `checkpoint_interval`-th record).
-    pub(super) snapshot: Option<(M, LpMeta)>,
+    /// The LP's state before this event (every `checkpoint_interval`-th record). Boxed, so
+    /// that the records without one (most) stay small: every record is written once and
+    /// read at commit, and a model's state can be hundreds of bytes (a Sharks World sector
+    /// is about 400), which inline made every record that big.
+    pub(super) snapshot: Option<Box<Saved<M>>>,
     /// What the handler emitted; leaves at commit.
     pub(super) outputs: Vec<M::Output>,
     /// How many entries of the LP's effect log this event made (its sends, cancels and
     /// moves), the last ones for the LP's newest record.
     pub(super) effects: u32,
 }
+
+/// A state save: the model and the kernel's part of the LP.
+pub(super) type Saved<M> = (M, LpMeta);
 
 /// What a processed event did to the event set.
 pub(super) enum Logged<E> {
@@ -61,7 +67,7 @@ pub(super) enum Undo<M> {
     Nothing,
     /// The handler ran: restore the state save taken before it, or (without one) rebuild
     /// the state from the last save.
-    Handler(Option<(M, LpMeta)>),
+    Handler(Option<Box<Saved<M>>>),
 }
 
 /// A handler error that is not yet known to be real.
@@ -82,11 +88,15 @@ pub(crate) struct LpState<M: LogicalProcess> {
     pub(crate) model: M,
     pub(crate) meta: LpMeta,
     pub(crate) pending: Pending<M::Event>,
-    pub(super) processed: VecDeque<Processed<M>>,
+    pub(super) processed: Vec<Processed<M>>,
     pub(super) committed_prefix: u32,
+    /// The time of the newest uncommitted record, or -1 when there is none: a message for a
+    /// later time cannot roll the LP back, which this says without reading the records (at
+    /// many LPs, a cache miss on every message).
+    pub(super) newest: f64,
     /// Records since (and including) the last one with a state save.
     pub(super) since_snapshot: u32,
-    pub(super) effects: VecDeque<EffectRecord<M::Event>>,
+    pub(super) effects: Vec<EffectRecord<M::Event>>,
     /// What an LP holds only after a rollback, a cancel or a failure (see [`Rare`]).
     pub(super) rare: Option<Box<Rare<M>>>,
     /// The (time bits, age) this LP's scheduler entry is valid for (see [`LpQueue`](crate::lpqueue::LpQueue)).
@@ -107,10 +117,11 @@ impl<M: LogicalProcess> LpState<M> {
             model,
             meta,
             pending,
-            processed: VecDeque::new(),
+            processed: Vec::new(),
             committed_prefix: 0,
+            newest: -1.0,
             since_snapshot: 0,
-            effects: VecDeque::new(),
+            effects: Vec::new(),
             rare: None,
             queued: None,
             in_dirty: false,
@@ -124,8 +135,9 @@ impl<M: LogicalProcess> LpState<M> {
     /// Whether a message touching `key` must first roll this LP back.
     #[inline]
     pub(super) fn processed_at_or_after(&self, key: EventKey) -> bool {
-        self.processed.len() > self.committed_prefix as usize
-            && self.processed.back().is_some_and(|last| key <= last.key)
+        key.time.as_f64() <= self.newest
+            && self.processed.len() > self.committed_prefix as usize
+            && self.processed.last().is_some_and(|last| key <= last.key)
     }
 
     /// The LP's rare parts, created empty when it has none.
@@ -201,6 +213,6 @@ pub(super) fn saved_heap<'r, M: LogicalProcess>(
 ) -> u64 {
     records
         .filter_map(|record| record.snapshot.as_ref())
-        .map(|(model, _)| model.heap_bytes() as u64)
+        .map(|saved| saved.0.heap_bytes() as u64)
         .sum()
 }

@@ -94,7 +94,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// Applies one message to its LP (ground rule 4).
     pub(super) fn apply(&mut self, msg: Msg<M::Event>) {
         let (_, l) = route_of(self.route, msg.dest().index());
-        let l = l as usize;
+        self.apply_at(l as usize, msg);
+    }
+
+    /// Applies one message to this worker's LP `l`, which it is addressed to.
+    pub(super) fn apply_at(&mut self, l: usize, msg: Msg<M::Event>) {
         match msg {
             Msg::Event { key, event, .. } => {
                 if !self.early_antis.is_empty() && self.early_antis.remove(&(l as u32, key)) {

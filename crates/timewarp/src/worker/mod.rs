@@ -136,6 +136,8 @@ struct Sizes {
     deferred: usize,
     withdrawn: usize,
     outputs: usize,
+    /// State saves held by records (each a box of `(M, LpMeta)`).
+    saves: usize,
     save_heap: u64,
 }
 
@@ -168,15 +170,27 @@ impl<M: LogicalProcess> Default for Scratch<M> {
 /// allocation per LP per GVT round. Pooled, the buffers alive are about as many as the LPs with
 /// uncommitted records at once, and taking or returning one moves a few words.
 struct Spare<M: LogicalProcess> {
-    records: Vec<VecDeque<lp::Processed<M>>>,
-    effects: Vec<VecDeque<lp::EffectRecord<M::Event>>>,
+    records: Vec<Vec<lp::Processed<M>>>,
+    effects: Vec<Vec<lp::EffectRecord<M::Event>>>,
+    /// Boxes of state saves no record needs any more, written over by the next save instead
+    /// of a `malloc` and a `free` per save (their old contents are dropped when written
+    /// over). A commit frees about as many saves as the next GVT interval takes, so the
+    /// pool keeps up to as many as were alive before the last commit began
+    /// (`saves_cap`), and at least [`SPARE_SAVES`].
+    saves: Vec<Box<lp::Saved<M>>>,
+    saves_cap: usize,
 }
+
+/// The fewest state-save boxes the pool may keep.
+const SPARE_SAVES: usize = 1024;
 
 impl<M: LogicalProcess> Default for Spare<M> {
     fn default() -> Spare<M> {
         Spare {
             records: Vec::new(),
             effects: Vec::new(),
+            saves: Vec::new(),
+            saves_cap: SPARE_SAVES,
         }
     }
 }
@@ -186,12 +200,25 @@ impl<M: LogicalProcess> Default for Spare<M> {
 const SPARE_MAX_CAPACITY: usize = 64;
 
 impl<M: LogicalProcess> Spare<M> {
+    /// Takes the state save of a record that no rollback can need any more.
+    /// Returns how many saves it was given (0 or 1), for the memory account.
+    #[inline]
+    fn put_save(&mut self, saved: Option<Box<lp::Saved<M>>>) -> usize {
+        let Some(saved) = saved else {
+            return 0;
+        };
+        if self.saves.len() < self.saves_cap {
+            self.saves.push(saved);
+        }
+        1
+    }
+
     /// Takes an LP's emptied buffers into the pool (leaving it unallocated ones).
     #[inline]
     fn put_back(
         &mut self,
-        records: &mut VecDeque<lp::Processed<M>>,
-        effects: &mut VecDeque<lp::EffectRecord<M::Event>>,
+        records: &mut Vec<lp::Processed<M>>,
+        effects: &mut Vec<lp::EffectRecord<M::Event>>,
     ) {
         debug_assert!(records.is_empty() && effects.is_empty());
         if records.capacity() > 0 {

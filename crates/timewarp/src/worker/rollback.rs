@@ -29,18 +29,19 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     if self.settings.memory.is_some() {
                         self.sizes.save_heap -= state.0.heap_bytes() as u64;
                     }
-                    state
+                    self.sizes.saves -= 1;
+                    *state
                 }
                 None => return,
             }
         } else {
             match &lp.processed[j].snapshot {
-                Some((model, meta)) => (model.clone(), meta.clone()),
+                Some(saved) => (saved.0.clone(), saved.1.clone()),
                 None => return,
             }
         };
         let mut error = None;
-        for record in lp.processed.range(j..i) {
+        for record in &lp.processed[j..i] {
             let mut ctx = Ctx::<M>::buffered(
                 lp.id,
                 record.key,
@@ -98,7 +99,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             let (cause, count) = (record.key, record.effects);
             for _ in 0..count {
                 let lp = &mut self.lps[l];
-                let Some(effect) = lp.effects.pop_back() else {
+                let Some(effect) = lp.effects.pop() else {
                     break;
                 };
                 self.sizes.effects -= 1;
@@ -108,10 +109,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let lp = &mut self.lps[l];
         let undone = lp.processed.len() - i;
         if self.settings.memory.is_some() {
-            self.sizes.save_heap -= saved_heap(lp.processed.range(i..));
+            self.sizes.save_heap -= saved_heap(lp.processed[i..].iter());
         }
         let mut collided = None;
         for record in lp.processed.drain(i..) {
+            self.sizes.saves -= self.spare.put_save(record.snapshot);
             self.sizes.outputs -= record.outputs.len();
             if lp.pending.insert(record.key, record.event) {
                 collided = Some(record.key);
@@ -120,6 +122,12 @@ impl<M: LogicalProcess> Worker<'_, M> {
         self.sizes.pending += undone;
         self.sizes.records -= undone;
         self.counters.rolled_back += undone as u64;
+        lp.newest = match lp.processed.last() {
+            Some(record) if lp.processed.len() > lp.committed_prefix as usize => {
+                record.key.time.as_f64()
+            }
+            _ => -1.0,
+        };
         lp.since_snapshot = 0;
         for record in lp.processed.iter().rev() {
             lp.since_snapshot += 1;

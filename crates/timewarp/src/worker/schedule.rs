@@ -36,10 +36,16 @@ impl<M: LogicalProcess> Worker<'_, M> {
             self.window.ran(time);
             self.heap.pop();
             self.lps[l].queued = None;
-            // The next LP to run is most likely the heap's new first: start loading its
-            // record while this one runs.
+            // The next LP to run is most likely the heap's new first, and the one after it
+            // its second: start loading their records while this one runs, and the next
+            // one's second event, which lives outside its record — that record was asked
+            // for one event ago (as the second), so reading it here rarely waits.
             if let Some((_, _, next)) = self.heap.peek() {
                 self.warm(next as usize);
+                if let Some(after) = self.heap.peek_second() {
+                    self.warm(after as usize);
+                }
+                self.lps[next as usize].pending.warm_rest();
             }
             self.execute(l);
             executed += 1;
