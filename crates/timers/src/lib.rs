@@ -111,6 +111,7 @@ mod queue;
 mod scheduler;
 mod time;
 mod timers;
+mod wheel;
 
 pub use builder::TimerBuilder;
 pub use ctx::TimerCtx;

@@ -543,7 +543,10 @@ impl<C> Scheduler<C> {
         let new_state = match (state, park) {
             (State::Scheduled, false) => {
                 let rescheduled = self.queue.reschedule(handle, key);
-                debug_assert!(rescheduled, "ground rule 2");
+                debug_assert!(rescheduled.is_some(), "ground rule 2");
+                if let Some(handle) = rescheduled {
+                    self.handles[i] = handle;
+                }
                 State::Scheduled
             }
             (State::Scheduled, true) => {

@@ -1,0 +1,480 @@
+//! A hierarchical timing wheel keyed by game time: the manager's default pending set.
+//!
+//! # Why not a general pending set
+//!
+//! A game frame fires the timers of one short stretch of time, and at 10⁶ timers every
+//! structure that keeps its entries apart from the timers' own records pays cache misses per
+//! firing: the ladder queue reads each entry's key from its slab when it sorts a bucket and
+//! again when it pops it, and the heap sifts through a miss per level. The wheel keeps the
+//! entry itself — `(time, insertion sequence, timer slot, epoch)`, 24 bytes — in the bucket of
+//! its time, so a frame reads its buckets sequentially and, from the sorted bucket, knows
+//! the next timers to fire far enough ahead to prefetch their records.
+//!
+//! # Layout
+//!
+//! Time is cut into ticks of 2⁻¹⁰ units (≈ 1 ms when the unit is the second); a tick's
+//! number is exactly `floor(t · 2¹⁰)` (a multiplication by a power of two rounds nothing).
+//! Ten levels of 64 buckets each cover 2⁶⁰ ticks, as in the hashed hierarchical wheels of
+//! Varghese and Lauck (1987) and of Linux and Tokio: level `k` holds the entries whose tick
+//! first differs from the wheel's position (`elapsed`) in bits `6k .. 6k + 6`, in the bucket
+//! named by those bits, and each level has a 64-bit occupancy mask. Lower levels always come
+//! before higher ones, so the next bucket is found with a few `trailing_zeros`. When the
+//! wheel reaches a bucket of level `k > 0` its entries are spread over the lower levels
+//! (each entry moves down at most nine times, usually two or three); a bucket of level 0 holds
+//! the entries of a single tick and becomes `current`, sorted by `(time, sequence)` — the
+//! exact order the heap gives — and popped from its end. Entries due at or before the
+//! wheel's position (a time in the past) go straight into `current`, in order.
+//!
+//! # Cancel and change in one miss
+//!
+//! A cancel does not look for the entry. Each timer slot has a 4-byte tag here (`tags`: odd
+//! while the slot has a pending entry, and then equal to that entry's tag), and a cancel or
+//! change bumps it: the entry still in its bucket is now stale, and is dropped when it
+//! reaches the front or when the wheel is compacted. `tags` is dense (4 MB at 10⁶ timers)
+//! and the wheel touches nothing else, so a cancel costs what the manager's own timer slot
+//! costs: one miss. Moving a bucket down a level does not look at tags at all (that would be
+//! a random access per entry); only the front of the sorted bucket does, prefetched
+//! [`AHEAD`] entries in advance. Stale entries cannot pile up: once they outnumber the live
+//! ones (and number at least 2¹⁴), every bucket is compacted in one pass, which is O(1)
+//! amortised over the cancels that made them — a pass over 2 × 10⁶ entries takes tens of
+//! milliseconds, so a game that cancels millions of far-off timers pays it in one call now
+//! and then. When a slot's tag wraps (after 2³¹ changes of that slot) every stale entry is
+//! dropped the same way before the tag is reused.
+//!
+//! # Cursor never passes the clock
+//!
+//! The wheel only moves its position when asked for the timers due by a time the manager has
+//! reached ([`Wheel::pop_due`]), never past it: otherwise timers added later for times before
+//! the position would all land in `current` and be inserted into its sorted order one by one.
+//! [`Wheel::peek_time`] therefore looks into the first bucket instead of moving to it.
+
+use prefetch_index::prefetch_index;
+use warpsim_queue::Handle;
+
+use crate::time::{QueueKey, TimeKey};
+
+/// log2 of the number of buckets per level.
+const BITS: u32 = 6;
+/// Buckets per level.
+const SLOTS: usize = 1 << BITS;
+/// Levels: 10 × 6 bits cover 2⁶⁰ ticks (about 35,000 years of seconds); later times share the
+/// last tick and are still ordered exactly within it.
+const LEVELS: usize = 10;
+const MAX_TICK: u64 = (1 << (BITS as usize * LEVELS)) - 1;
+/// Ticks per unit of game time: a power of two, so that `t · TICKS` is exact.
+const TICKS: f64 = 1024.0;
+/// How far ahead of the entry being popped the wheel prefetches the epoch record, and the
+/// manager the timer slot. About the number of misses this machine keeps in flight.
+pub(crate) const AHEAD: usize = 8;
+/// The wheel is compacted once its stale entries outnumber its live ones by this many.
+const COMPACT_SLACK: usize = 1 << 14;
+
+/// One pending entry: 24 bytes.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    /// The due time as order-preserving bits (see [`ordered_bits`]).
+    time: u64,
+    /// The timer's insertion sequence number: the tie-break between equal times.
+    seq: u64,
+    slot: u32,
+    /// The slot's tag when the entry was filed; the entry is live while they agree.
+    tag: u32,
+}
+
+impl Entry {
+    #[inline]
+    fn order(&self) -> u128 {
+        (u128::from(self.time) << 64) | u128::from(self.seq)
+    }
+
+    #[inline]
+    fn due(&self) -> f64 {
+        from_ordered_bits(self.time)
+    }
+}
+
+/// Maps a finite time to bits whose unsigned order is the time's total order (`-0.0` has
+/// been normalised away by [`TimeKey`]).
+#[inline]
+fn ordered_bits(time: f64) -> u64 {
+    let bits = time.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
+#[inline]
+fn from_ordered_bits(bits: u64) -> f64 {
+    if bits >> 63 == 1 {
+        f64::from_bits(bits & !(1 << 63))
+    } else {
+        f64::from_bits(!bits)
+    }
+}
+
+/// The tick of a time: `floor(t · 2¹⁰)`, exact; negative times are tick 0, very late ones the
+/// last tick (`as` saturates).
+#[inline]
+fn tick(time: f64) -> u64 {
+    ((time * TICKS) as u64).min(MAX_TICK)
+}
+
+/// The hierarchical timing wheel (see the module docs).
+pub(crate) struct Wheel {
+    /// The tick the wheel stands at: every entry outside `current` has a later tick.
+    elapsed: u64,
+    /// The entries of tick `elapsed` and earlier, sorted by `(time, seq)` descending: the next
+    /// one to fire is last.
+    current: Vec<Entry>,
+    /// `LEVELS × SLOTS` buckets, unsorted.
+    buckets: Vec<Vec<Entry>>,
+    /// Per level, which buckets are not empty.
+    occupied: [u64; LEVELS],
+    /// Per timer slot: odd while it has a pending entry, bumped by every removal.
+    tags: Vec<u32>,
+    /// Live and stale entries held.
+    live: usize,
+    stale: usize,
+    /// A spare buffer for the bucket being spread, kept for its capacity.
+    scratch: Vec<Entry>,
+}
+
+impl Wheel {
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        Wheel {
+            elapsed: 0,
+            current: Vec::new(),
+            buckets: vec![Vec::new(); LEVELS * SLOTS],
+            occupied: [0; LEVELS],
+            tags: Vec::with_capacity(capacity),
+            live: 0,
+            stale: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Whether `entry` is its slot's pending entry.
+    #[inline]
+    fn is_live(&self, entry: &Entry) -> bool {
+        self.tags[entry.slot as usize] == entry.tag
+    }
+
+    /// Adds slot `idx` under `key`. The slot has no pending entry (the manager's ground rule 2).
+    #[inline]
+    pub(crate) fn push(&mut self, key: QueueKey, idx: u32) -> Handle {
+        let i = idx as usize;
+        if self.tags.len() <= i {
+            self.tags.resize(i + 1, 0);
+        }
+        debug_assert!(self.tags[i] % 2 == 0, "one pending entry per slot");
+        let tag = self.tags[i].wrapping_add(1);
+        self.tags[i] = tag;
+        self.live += 1;
+        let entry = Entry {
+            time: ordered_bits(key.0.get()),
+            seq: key.1,
+            slot: idx,
+            tag,
+        };
+        self.insert(entry, tick(key.0.get()));
+        Handle::from_raw((u64::from(tag) << 32) | u64::from(idx))
+    }
+
+    /// Files an entry of tick `t`: into `current`, in order, when `t` is not after the
+    /// wheel's position, else into the bucket of its level.
+    #[inline]
+    fn insert(&mut self, entry: Entry, t: u64) {
+        if t <= self.elapsed {
+            let order = entry.order();
+            let at = self.current.partition_point(|e| e.order() > order);
+            self.current.insert(at, entry);
+        } else {
+            self.file(entry, t);
+        }
+    }
+
+    /// Files an entry of tick `t > elapsed` into the bucket of its level.
+    #[inline]
+    fn file(&mut self, entry: Entry, t: u64) {
+        let level = (63 - ((self.elapsed ^ t) | (SLOTS as u64 - 1)).leading_zeros()) / BITS;
+        let slot = ((t >> (level * BITS)) as usize) & (SLOTS - 1);
+        self.occupied[level as usize] |= 1 << slot;
+        self.buckets[level as usize * SLOTS + slot].push(entry);
+    }
+
+    /// Makes slot `slot`'s pending entry stale (it stays where it is until it reaches the
+    /// front or the wheel is compacted).
+    #[inline]
+    fn retire(&mut self, slot: usize) {
+        let tag = self.tags[slot].wrapping_add(1);
+        self.tags[slot] = tag;
+        self.live -= 1;
+        self.stale += 1;
+        if tag == 0 {
+            // Tags restart: no stale entry may survive to meet a reused one.
+            self.compact();
+        }
+    }
+
+    /// Drops every stale entry, prefetching the tags a few entries ahead (the pass is
+    /// bound by memory bandwidth rather than by one miss per entry).
+    #[cold]
+    fn compact(&mut self) {
+        let tags = &self.tags;
+        // `retain`, with the prefetch; keeps the order (`current` is sorted).
+        let keep = |entries: &mut Vec<Entry>| {
+            let mut kept = 0;
+            for i in 0..entries.len() {
+                if let Some(ahead) = entries.get(i + AHEAD) {
+                    prefetch_index(tags, ahead.slot as usize);
+                }
+                let entry = entries[i];
+                if tags[entry.slot as usize] == entry.tag {
+                    entries[kept] = entry;
+                    kept += 1;
+                }
+            }
+            entries.truncate(kept);
+        };
+        keep(&mut self.current);
+        for (bucket, entries) in self.buckets.iter_mut().enumerate() {
+            if entries.is_empty() {
+                continue;
+            }
+            keep(entries);
+            if entries.is_empty() {
+                self.occupied[bucket / SLOTS] &= !(1 << (bucket % SLOTS));
+                *entries = Vec::new();
+            }
+        }
+        self.stale = 0;
+    }
+
+    /// Removes a pending entry; `false` for a stale handle.
+    #[inline]
+    pub(crate) fn cancel(&mut self, handle: Handle) -> bool {
+        let raw = handle.into_raw();
+        let (slot, tag) = (raw as u32 as usize, (raw >> 32) as u32);
+        if tag % 2 == 0 || self.tags.get(slot) != Some(&tag) {
+            return false;
+        }
+        self.retire(slot);
+        if self.stale >= self.live + COMPACT_SLACK {
+            self.compact();
+        }
+        true
+    }
+
+    /// Moves a pending entry to `key`; the new handle, or `None` for a stale one.
+    #[inline]
+    pub(crate) fn reschedule(&mut self, handle: Handle, key: QueueKey) -> Option<Handle> {
+        if !self.cancel(handle) {
+            return None;
+        }
+        Some(self.push(key, handle.into_raw() as u32))
+    }
+
+    /// Starts loading the record a cancel or change of `handle` reads (a hint).
+    #[inline]
+    pub(crate) fn prefetch(&self, handle: Handle) {
+        let slot = handle.into_raw() as u32 as usize;
+        if slot < self.tags.len() {
+            prefetch_index(&self.tags, slot);
+        }
+    }
+
+    /// Drops stale entries from the end of `current`; `true` if a live one is left there.
+    #[inline]
+    fn settle_current(&mut self) -> bool {
+        while let Some(last) = self.current.last() {
+            if self.is_live(last) {
+                return true;
+            }
+            self.current.pop();
+            self.stale -= 1;
+        }
+        false
+    }
+
+    /// The next non-empty bucket: `(level, slot, first tick)`.
+    #[inline]
+    fn next_bucket(&self) -> Option<(usize, usize, u64)> {
+        for level in 0..LEVELS {
+            let shift = level as u32 * BITS;
+            let pos = (self.elapsed >> shift) as usize & (SLOTS - 1);
+            let ahead = self.occupied[level] & (u64::MAX << pos);
+            if ahead != 0 {
+                let slot = ahead.trailing_zeros() as usize;
+                let block = self.elapsed & !((1u64 << (shift + BITS)) - 1);
+                let start = (block | ((slot as u64) << shift)).max(self.elapsed);
+                return Some((level, slot, start));
+            }
+        }
+        None
+    }
+
+    /// Moves the wheel forward, no further than tick `limit`, until `current` has a live
+    /// entry; `false` when every pending entry lies beyond `limit` (or none is left).
+    fn reach(&mut self, limit: u64) -> bool {
+        loop {
+            if self.settle_current() {
+                return true;
+            }
+            let Some((level, slot, start)) = self.next_bucket() else {
+                return false;
+            };
+            if start > limit {
+                return false;
+            }
+            self.elapsed = start;
+            let bucket = level * SLOTS + slot;
+            self.occupied[level] &= !(1 << slot);
+            if level == 0 {
+                // One tick: the bucket becomes `current` (empty here) as it is.
+                std::mem::swap(&mut self.current, &mut self.buckets[bucket]);
+            } else {
+                // Entries of tick `start` join `current`, the rest move down a level or more;
+                // stale ones move too (checking would cost a random access each).
+                let mut spread = std::mem::take(&mut self.scratch);
+                std::mem::swap(&mut spread, &mut self.buckets[bucket]);
+                for entry in spread.drain(..) {
+                    let t = tick(entry.due());
+                    if t <= start {
+                        self.current.push(entry);
+                    } else {
+                        self.file(entry, t);
+                    }
+                }
+                self.scratch = spread;
+            }
+            self.current
+                .sort_unstable_by_key(|e| std::cmp::Reverse(e.order()));
+            for entry in self.current.iter().rev().take(AHEAD) {
+                prefetch_index(&self.tags, entry.slot as usize);
+            }
+        }
+    }
+
+    /// The earliest entry if it is due at or before `target`, moving the wheel no further
+    /// than `target`'s tick.
+    #[inline]
+    pub(crate) fn peek_due(&mut self, target: f64) -> Option<(f64, u32)> {
+        if !self.settle_current() && !self.reach(tick(target)) {
+            return None;
+        }
+        let last = self.current.last()?;
+        let due = last.due();
+        (due <= target).then_some((due, last.slot))
+    }
+
+    /// Removes and returns the earliest entry if it is due at or before `target`.
+    #[inline]
+    pub(crate) fn pop_due(&mut self, target: f64) -> Option<(QueueKey, u32)> {
+        self.peek_due(target)?;
+        let entry = self.current.pop()?;
+        let tag = self.tags[entry.slot as usize].wrapping_add(1);
+        self.tags[entry.slot as usize] = tag;
+        self.live -= 1;
+        if tag == 0 {
+            self.compact();
+        }
+        if let Some(ahead) = self.upcoming_entry(AHEAD) {
+            prefetch_index(&self.tags, ahead.slot as usize);
+        }
+        Some(((TimeKey::new(entry.due()), entry.seq), entry.slot))
+    }
+
+    #[inline]
+    fn upcoming_entry(&self, ahead: usize) -> Option<&Entry> {
+        let len = self.current.len();
+        len.checked_sub(ahead + 1).map(|i| &self.current[i])
+    }
+
+    /// The slot of the entry `ahead` places after the next one to fire, if `current` holds it
+    /// (a hint for prefetching: it may be stale).
+    #[inline]
+    pub(crate) fn upcoming_slot(&self, ahead: usize) -> Option<u32> {
+        self.upcoming_entry(ahead).map(|e| e.slot)
+    }
+
+    /// A lower bound of the earliest pending time (`+∞` when nothing is pending): exact when
+    /// `current` holds a live entry, else the first time of the next non-empty bucket.
+    #[inline]
+    pub(crate) fn lower_bound(&mut self) -> f64 {
+        if self.settle_current() {
+            return self.current.last().map_or(f64::INFINITY, Entry::due);
+        }
+        match self.next_bucket() {
+            Some((_, _, start)) => start as f64 / TICKS,
+            None => f64::INFINITY,
+        }
+    }
+
+    /// The earliest pending time, exactly, without moving the wheel: the minimum of the first
+    /// bucket with a live entry. O(size of that bucket); the game loop itself never needs it.
+    pub(crate) fn peek_time(&mut self) -> Option<f64> {
+        if self.settle_current() {
+            return self.current.last().map(Entry::due);
+        }
+        if self.live == 0 {
+            return None;
+        }
+        // Buckets in the order the wheel will reach them: the lower levels first, each from
+        // the wheel's position on.
+        for level in 0..LEVELS {
+            let shift = level as u32 * BITS;
+            let pos = (self.elapsed >> shift) as usize & (SLOTS - 1);
+            let mut ahead = self.occupied[level] & (u64::MAX << pos);
+            while ahead != 0 {
+                let slot = ahead.trailing_zeros() as usize;
+                ahead &= ahead - 1;
+                let earliest = self.buckets[level * SLOTS + slot]
+                    .iter()
+                    .filter(|e| self.is_live(e))
+                    .map(Entry::order)
+                    .min();
+                if let Some(order) = earliest {
+                    return Some(from_ordered_bits((order >> 64) as u64));
+                }
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordered_bits_keep_the_order_of_times() {
+        let times = [
+            -1e300,
+            -2.5,
+            -1e-300,
+            0.0,
+            1e-300,
+            1.0 / 1024.0,
+            0.5,
+            1.0,
+            7e15,
+            1e300,
+        ];
+        for pair in times.windows(2) {
+            assert!(ordered_bits(pair[0]) < ordered_bits(pair[1]), "{pair:?}");
+        }
+        for t in times {
+            assert_eq!(from_ordered_bits(ordered_bits(t)), t);
+        }
+    }
+
+    #[test]
+    fn ticks_are_exact_and_saturate() {
+        assert_eq!(tick(-3.0), 0);
+        assert_eq!(tick(1.0), 1024);
+        assert_eq!(tick(1.0 - f64::EPSILON), 1023);
+        assert_eq!(tick(1e300), MAX_TICK);
+    }
+}
