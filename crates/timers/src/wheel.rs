@@ -446,7 +446,145 @@ impl Wheel {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
+    use rand::{RngExt, SeedableRng};
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
     use super::*;
+
+    /// The wheel against a `BTreeMap` over a random mix of pushes, cancels, reschedules and
+    /// pops with a clock that moves forward by steps from a thousandth of a tick to days:
+    /// every pop, every exact peek, every lower bound and every cancel's answer must agree.
+    /// `tag_start` starts the slots' tags just short of wrapping.
+    fn shadow(seed: u64, n_ops: usize, n_slots: u32, tag_start: u32) -> usize {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut wheel = Wheel::with_capacity(0);
+        wheel.tags = vec![tag_start; n_slots as usize];
+        let mut shadow: BTreeMap<(u64, u64), u32> = BTreeMap::new();
+        let mut pending: Vec<Option<(Handle, (u64, u64))>> = vec![None; n_slots as usize];
+        let mut now = 0.0f64;
+        let mut seq = 0u64;
+        let mut n_popped = 0;
+        let time = |rng: &mut Xoshiro256PlusPlus, now: f64| -> f64 {
+            match rng.random_range(0..10) {
+                0 => now - rng.random_range(0.0..5.0),
+                1 => now,
+                2..=5 => now + rng.random_range(0.0..0.05),
+                6..=8 => now + rng.random_range(0.0..100.0),
+                _ => now + rng.random_range(0.0..1e7),
+            }
+        };
+        for _ in 0..n_ops {
+            let slot = rng.random_range(0..n_slots);
+            let s = slot as usize;
+            match rng.random_range(0..10) {
+                0..=3 => match pending[s] {
+                    None => {
+                        let t = time(&mut rng, now) + 0.0;
+                        seq += 1;
+                        let handle = wheel.push((TimeKey::new(t), seq), slot);
+                        let key = (ordered_bits(t), seq);
+                        shadow.insert(key, slot);
+                        pending[s] = Some((handle, key));
+                    }
+                    Some((handle, key)) => {
+                        let t = time(&mut rng, now) + 0.0;
+                        let new = wheel.reschedule(handle, (TimeKey::new(t), key.1));
+                        let new = new.expect("a live handle reschedules");
+                        shadow.remove(&key);
+                        let key = (ordered_bits(t), key.1);
+                        shadow.insert(key, slot);
+                        pending[s] = Some((new, key));
+                    }
+                },
+                4..=5 => {
+                    let expected = pending[s].is_some();
+                    let handle = pending[s].map_or(Handle::from_raw(u64::from(slot)), |p| p.0);
+                    assert_eq!(wheel.cancel(handle), expected);
+                    if let Some((_, key)) = pending[s].take() {
+                        shadow.remove(&key);
+                        // A stale handle is refused.
+                        assert!(!wheel.cancel(handle));
+                    }
+                }
+                6..=8 => {
+                    now += match rng.random_range(0..4) {
+                        0 => 0.0,
+                        1 => rng.random_range(0.0..0.01),
+                        2 => rng.random_range(0.0..2.0),
+                        _ => rng.random_range(0.0..1e5),
+                    };
+                    loop {
+                        let expected = shadow
+                            .first_key_value()
+                            .filter(|(k, _)| from_ordered_bits(k.0) <= now)
+                            .map(|(&k, &v)| (k, v));
+                        let got = wheel.pop_due(now);
+                        match (got, expected) {
+                            (None, None) => break,
+                            (Some(((t, q), slot)), Some((key, v))) => {
+                                assert_eq!((ordered_bits(t.get()), q, slot), (key.0, key.1, v));
+                                shadow.remove(&key);
+                                pending[slot as usize] = None;
+                                n_popped += 1;
+                            }
+                            (got, expected) => panic!("popped {got:?}, expected {expected:?}"),
+                        }
+                    }
+                }
+                _ => {
+                    let min = shadow.keys().next().map(|k| from_ordered_bits(k.0));
+                    assert!(wheel.lower_bound() <= min.unwrap_or(f64::INFINITY));
+                    assert_eq!(wheel.peek_time(), min);
+                }
+            }
+            assert_eq!(wheel.live, shadow.len());
+        }
+        n_popped
+    }
+
+    #[test]
+    fn matches_a_btreemap() {
+        let n_ops = if cfg!(debug_assertions) {
+            20_000
+        } else {
+            1_000_000
+        };
+        for (seed, n_slots) in [(1, 8), (2, 200), (3, 5_000)] {
+            assert!(shadow(seed, n_ops, n_slots, 0) > n_ops / 20);
+        }
+    }
+
+    #[test]
+    fn matches_a_btreemap_across_tag_wraps() {
+        let n_ops = if cfg!(debug_assertions) {
+            20_000
+        } else {
+            300_000
+        };
+        shadow(4, n_ops, 16, u32::MAX - 1_001); // even: no entry pending
+    }
+
+    #[test]
+    fn stale_entries_are_compacted() {
+        let mut wheel = Wheel::with_capacity(4);
+        let mut handle = wheel.push((TimeKey::new(50.0), 0), 0);
+        for k in 0..1_000_000u64 {
+            let at = 10.0 + (k % 1000) as f64;
+            handle = wheel.reschedule(handle, (TimeKey::new(at), 0)).unwrap();
+        }
+        let held: usize = wheel.buckets.iter().map(Vec::len).sum::<usize>() + wheel.current.len();
+        assert!(
+            held <= COMPACT_SLACK + 2,
+            "{held} entries held for one timer"
+        );
+        assert_eq!(
+            wheel.pop_due(1e9).map(|(k, s)| (k.0.get(), s)),
+            Some((10.0 + 999.0, 0))
+        );
+        assert_eq!(wheel.pop_due(1e9), None);
+    }
 
     #[test]
     fn ordered_bits_keep_the_order_of_times() {
