@@ -23,7 +23,7 @@ use crate::wheel::Wheel;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum TimerQueue {
-    /// A hierarchical timing wheel (ten levels of 64 buckets, ticks of 2⁻¹⁰ time units) that
+    /// A hierarchical timing wheel (eight levels of 256 buckets, ticks of 2⁻¹⁰ time units) that
     /// holds each timer's entry in the bucket of its due time and sorts a bucket only when the
     /// clock reaches it: O(1) add, cancel and change (a cancel marks the entry stale, touching
     /// nothing but an 8-byte record of the timer), amortised O(1) firing plus the sort of

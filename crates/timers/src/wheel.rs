@@ -14,13 +14,13 @@
 //!
 //! Time is cut into ticks of 2⁻¹⁰ units (≈ 1 ms when the unit is the second); a tick's
 //! number is exactly `floor(t · 2¹⁰)` (a multiplication by a power of two rounds nothing).
-//! Ten levels of 64 buckets each cover 2⁶⁰ ticks, as in the hashed hierarchical wheels of
+//! Eight levels of 256 buckets each cover 2⁶⁰ ticks, as in the hashed hierarchical wheels of
 //! Varghese and Lauck (1987) and of Linux and Tokio: level `k` holds the entries whose tick
-//! first differs from the wheel's position (`elapsed`) in bits `6k .. 6k + 6`, in the bucket
-//! named by those bits, and each level has a 64-bit occupancy mask. Lower levels always come
+//! first differs from the wheel's position (`elapsed`) in bits `8k .. 8k + 8`, in the bucket
+//! named by those bits, and each level has a 256-bit occupancy mask. Lower levels always come
 //! before higher ones, so the next bucket is found with a few `trailing_zeros`. When the
 //! wheel reaches a bucket of level `k > 0` its entries are spread over the lower levels
-//! (each entry moves down at most nine times, usually two or three); a bucket of level 0 holds
+//! (each entry moves down at most seven times; a timer due within 64 s once); a bucket of level 0 holds
 //! the entries of a single tick and becomes `current`, sorted by `(time, sequence)` — the
 //! exact order the heap gives — and popped from its end. Entries due at or before the
 //! wheel's position (a time in the past) go straight into `current`, in order.
@@ -53,14 +53,18 @@ use warpsim_queue::Handle;
 
 use crate::time::{QueueKey, TimeKey};
 
-/// log2 of the number of buckets per level.
-const BITS: u32 = 6;
+/// log2 of the number of buckets per level. 256 rather than the usual 64: a timer due within
+/// 64 s of now is then moved down once (level 1 to 0) instead of twice, and moving entries
+/// is most of a frame's work after the firing itself.
+const BITS: u32 = 8;
 /// Buckets per level.
 const SLOTS: usize = 1 << BITS;
-/// Levels: 10 × 6 bits cover 2⁶⁰ ticks (about 35,000 years of seconds); later times share the
-/// last tick and are still ordered exactly within it.
-const LEVELS: usize = 10;
-const MAX_TICK: u64 = (1 << (BITS as usize * LEVELS)) - 1;
+/// 64-bit words of a level's occupancy mask.
+const WORDS: usize = SLOTS / 64;
+/// Levels: 8 × 8 bits cover the 2⁶⁰ ticks used (about 35,000 years of seconds); later times
+/// share the last tick and are still ordered exactly within it.
+const LEVELS: usize = 8;
+const MAX_TICK: u64 = (1 << 60) - 1;
 /// Ticks per unit of game time: a power of two, so that `t · TICKS` is exact.
 const TICKS: f64 = 1024.0;
 /// How far ahead of the entry being popped the wheel prefetches the epoch record, and the
@@ -121,6 +125,61 @@ fn tick(time: f64) -> u64 {
     ((time * TICKS) as u64).min(MAX_TICK)
 }
 
+/// Which buckets of a level hold entries.
+#[derive(Debug, Clone, Copy, Default)]
+struct Occupancy([u64; WORDS]);
+
+impl Occupancy {
+    #[inline]
+    fn set(&mut self, slot: usize) {
+        self.0[slot / 64] |= 1 << (slot % 64);
+    }
+
+    #[inline]
+    fn clear(&mut self, slot: usize) {
+        self.0[slot / 64] &= !(1 << (slot % 64));
+    }
+
+    /// The first occupied bucket at or after `from`.
+    #[inline]
+    fn first_from(&self, from: usize) -> Option<usize> {
+        let mut word = from / 64;
+        if word >= WORDS {
+            return None;
+        }
+        let mut bits = self.0[word] & (u64::MAX << (from % 64));
+        loop {
+            if bits != 0 {
+                return Some(word * 64 + bits.trailing_zeros() as usize);
+            }
+            word += 1;
+            if word == WORDS {
+                return None;
+            }
+            bits = self.0[word];
+        }
+    }
+}
+
+/// Sorts entries by `(time, seq)`, descending. By time alone first — one 64-bit comparison
+/// instead of two — and then each run of equal times by sequence (equal times are rare
+/// except where a game schedules on a grid, and runs are short).
+fn sort_descending(entries: &mut [Entry]) {
+    entries.sort_unstable_by_key(|e| std::cmp::Reverse(e.time));
+    let mut start = 0;
+    while start < entries.len() {
+        let time = entries[start].time;
+        let mut end = start + 1;
+        while end < entries.len() && entries[end].time == time {
+            end += 1;
+        }
+        if end - start > 1 {
+            entries[start..end].sort_unstable_by_key(|e| std::cmp::Reverse(e.seq));
+        }
+        start = end;
+    }
+}
+
 /// The hierarchical timing wheel (see the module docs).
 pub(crate) struct Wheel {
     /// The tick the wheel stands at: every entry outside `current` has a later tick.
@@ -131,7 +190,7 @@ pub(crate) struct Wheel {
     /// `LEVELS × SLOTS` buckets, unsorted.
     buckets: Vec<Vec<Entry>>,
     /// Per level, which buckets are not empty.
-    occupied: [u64; LEVELS],
+    occupied: [Occupancy; LEVELS],
     /// Per timer slot: odd while it has a pending entry, bumped by every removal.
     tags: Vec<u32>,
     /// Live and stale entries held.
@@ -147,7 +206,7 @@ impl Wheel {
             elapsed: 0,
             current: Vec::new(),
             buckets: vec![Vec::new(); LEVELS * SLOTS],
-            occupied: [0; LEVELS],
+            occupied: [Occupancy::default(); LEVELS],
             tags: Vec::with_capacity(capacity),
             live: 0,
             stale: 0,
@@ -200,7 +259,7 @@ impl Wheel {
     fn file(&mut self, entry: Entry, t: u64) {
         let level = (63 - ((self.elapsed ^ t) | (SLOTS as u64 - 1)).leading_zeros()) / BITS;
         let slot = ((t >> (level * BITS)) as usize) & (SLOTS - 1);
-        self.occupied[level as usize] |= 1 << slot;
+        self.occupied[level as usize].set(slot);
         self.buckets[level as usize * SLOTS + slot].push(entry);
     }
 
@@ -245,7 +304,7 @@ impl Wheel {
             }
             keep(entries);
             if entries.is_empty() {
-                self.occupied[bucket / SLOTS] &= !(1 << (bucket % SLOTS));
+                self.occupied[bucket / SLOTS].clear(bucket % SLOTS);
                 *entries = Vec::new();
             }
         }
@@ -304,10 +363,11 @@ impl Wheel {
         for level in 0..LEVELS {
             let shift = level as u32 * BITS;
             let pos = (self.elapsed >> shift) as usize & (SLOTS - 1);
-            let ahead = self.occupied[level] & (u64::MAX << pos);
-            if ahead != 0 {
-                let slot = ahead.trailing_zeros() as usize;
-                let block = self.elapsed & !((1u64 << (shift + BITS)) - 1);
+            if let Some(slot) = self.occupied[level].first_from(pos) {
+                let block = match 1u64.checked_shl(shift + BITS) {
+                    Some(span) => self.elapsed & !(span - 1),
+                    None => 0,
+                };
                 let start = (block | ((slot as u64) << shift)).max(self.elapsed);
                 return Some((level, slot, start));
             }
@@ -330,7 +390,7 @@ impl Wheel {
             }
             self.elapsed = start;
             let bucket = level * SLOTS + slot;
-            self.occupied[level] &= !(1 << slot);
+            self.occupied[level].clear(slot);
             if level == 0 {
                 // One tick: the bucket becomes `current` (empty here) as it is.
                 std::mem::swap(&mut self.current, &mut self.buckets[bucket]);
@@ -349,8 +409,7 @@ impl Wheel {
                 }
                 self.scratch = spread;
             }
-            self.current
-                .sort_unstable_by_key(|e| std::cmp::Reverse(e.order()));
+            sort_descending(&mut self.current);
             for entry in self.current.iter().rev().take(AHEAD) {
                 prefetch_index(&self.tags, entry.slot as usize);
             }
@@ -426,10 +485,9 @@ impl Wheel {
         for level in 0..LEVELS {
             let shift = level as u32 * BITS;
             let pos = (self.elapsed >> shift) as usize & (SLOTS - 1);
-            let mut ahead = self.occupied[level] & (u64::MAX << pos);
-            while ahead != 0 {
-                let slot = ahead.trailing_zeros() as usize;
-                ahead &= ahead - 1;
+            let mut from = pos;
+            while let Some(slot) = self.occupied[level].first_from(from) {
+                from = slot + 1;
                 let earliest = self.buckets[level * SLOTS + slot]
                     .iter()
                     .filter(|e| self.is_live(e))
