@@ -227,7 +227,7 @@ impl Wheel {
         if self.tags.len() <= i {
             self.tags.resize(i + 1, 0);
         }
-        debug_assert!(self.tags[i] % 2 == 0, "one pending entry per slot");
+        debug_assert!(self.tags[i].is_multiple_of(2), "one pending entry per slot");
         let tag = self.tags[i].wrapping_add(1);
         self.tags[i] = tag;
         self.live += 1;
@@ -316,7 +316,7 @@ impl Wheel {
     pub(crate) fn cancel(&mut self, handle: Handle) -> bool {
         let raw = handle.into_raw();
         let (slot, tag) = (raw as u32 as usize, (raw >> 32) as u32);
-        if tag % 2 == 0 || self.tags.get(slot) != Some(&tag) {
+        if tag.is_multiple_of(2) || self.tags.get(slot) != Some(&tag) {
             return false;
         }
         self.retire(slot);
