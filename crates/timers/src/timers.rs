@@ -556,7 +556,7 @@ impl<C> TimersBuilder<C> {
         self
     }
 
-    /// The pending set (default [`TimerQueue::Ladder`]).
+    /// The pending set (default [`TimerQueue::Wheel`]).
     ///
     /// ```
     /// use warpsim_timers::{TimerQueue, Timers};

@@ -137,7 +137,8 @@ impl<C> Scheduler<C> {
     /// With the ladder queue this also does, ahead of time, the one-off work of spreading
     /// timers added in bulk over its buckets — work the first advance that reaches them would
     /// otherwise do. Call it after adding many timers at once (during loading) to keep that
-    /// cost out of a frame.
+    /// cost out of a frame. With the timing wheel (the default) it looks through the first
+    /// bucket that holds timers: O(its size), never needed by the game loop itself.
     ///
     /// ```
     /// use warpsim_timers::Timers;
