@@ -621,6 +621,23 @@ impl<C> Scheduler<C> {
         drop((callback, repeat));
     }
 
+    /// Frees the slot of a one-shot timer whose callback returned without re-arming it (state
+    /// `Firing`, callback out of the slot): [`release`](Self::release) inlined for the common
+    /// end of a firing — no owner to tell, no repeat schedule — and `release` itself otherwise.
+    #[inline]
+    pub(crate) fn finish(&mut self, idx: usize) {
+        let slot = &mut self.slots[idx];
+        if slot.has_owner || slot.repeat.is_some() || slot.callback.is_some() {
+            self.release(idx, Some(RemovalReason::Finished));
+            return;
+        }
+        debug_assert_eq!(slot.state, State::Firing, "ground rule 4");
+        slot.generation = slot.generation.wrapping_add(1);
+        slot.state = State::Free;
+        self.free.push(idx as u32);
+        self.live -= 1;
+    }
+
     /// Ends an advance at `target`: the clock moves there and parked timers join the queue.
     pub(crate) fn finish_advance(&mut self, target: f64) {
         self.in_advance = false;

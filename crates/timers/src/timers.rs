@@ -431,7 +431,7 @@ fn fire_one<C>(
     match scheduler.live_slot(id) {
         Some(i) if scheduler.slots[i].state == State::Firing => {
             drop(callback);
-            scheduler.release(i, Some(RemovalReason::Finished));
+            scheduler.finish(i);
         }
         Some(i) => scheduler.slots[i].callback = Some(callback),
         // Cancelled or replaced by its own callback.
