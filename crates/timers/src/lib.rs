@@ -15,7 +15,7 @@
 //! | [`Budget`], [`FrameReport`] | a per-frame limit for [`advance_within`](Timers::advance_within), and what it fired and carried over |
 //! | [`TimerCtx<C>`] | what a callback gets besides `&mut C`: the scheduler, plus what fired |
 //! | [`TimerBuilder`] | a timer with a repeat period, catch-up policy, owner, payload, or replacing another |
-//! | [`TimersBuilder`], [`TimerQueue`] | a manager's capacity and pending set (ladder queue or heap) |
+//! | [`TimersBuilder`], [`TimerQueue`] | a manager's capacity and pending set (timing wheel, ladder queue or heap) |
 //! | [`TimerId`], [`OwnerId`], [`MeterId`], [`MilestoneId`] | generation-checked ids: a stale one never touches anything |
 //! | [`Meter`], [`Curve`] | a value regenerating along a curve; milestones fire when it reaches thresholds |
 //! | [`TimerError`], [`AddError`] | every refused call (a refused add hands its callback back); nothing here panics on bad input |
@@ -79,20 +79,22 @@
 //!
 //! Timers live in a slab of 64-byte slots (one cache line each, reused through a free list,
 //! each with a 32-bit generation that makes ids stale when the slot is reused). The scheduled
-//! ones sit in a pending set from `warpsim-queue`, keyed by `(time, insertion sequence)` so
-//! that equal times fire in insertion order — by default the
-//! [`LadderQueue`](warpsim_queue::LadderQueue) of Tang, Goh and Thng (2005), optionally the
-//! [`IndexedHeap`](warpsim_queue::IndexedHeap), a 4-ary heap ([`TimerQueue`]). Both cancel and
-//! reschedule by handle. The manager keeps a lower bound of the earliest due time, so an
-//! advance with nothing due never touches the queue.
+//! ones sit in a pending set keyed by `(time, insertion sequence)` so that equal times fire in
+//! insertion order ([`TimerQueue`]): by default a hierarchical timing wheel (eight levels of
+//! 256 buckets of 2⁻¹⁰-unit ticks) that keeps each entry in the bucket of its tick and sorts a
+//! tick's few entries when the clock reaches it; or the
+//! [`LadderQueue`](warpsim_queue::LadderQueue) of Tang, Goh and Thng (2005), or the
+//! [`IndexedHeap`](warpsim_queue::IndexedHeap), a 4-ary heap. All three cancel and reschedule
+//! by handle and fire in the same order. The manager keeps a lower bound of the earliest due
+//! time, so an advance with nothing due never touches the queue.
 //!
-//! | operation | ladder (default) | heap |
-//! |---|---|---|
-//! | `add`, `cancel`, `set_time`, `delay`, `pause`, `resume` | amortised O(1) | O(log n) |
-//! | `advance` with nothing due | O(1): one comparison | O(1) |
-//! | `advance` firing k timers | amortised O(k) | O(k log n) |
-//! | `remaining`, `is_active`, `due_time` | O(1) | O(1) |
-//! | `spend` on a meter with m milestones | amortised O(m) | O(m log n) |
+//! | operation | wheel (default) | ladder | heap |
+//! |---|---|---|---|
+//! | `add`, `cancel`, `set_time`, `delay`, `pause`, `resume` | O(1) (cancel amortised) | amortised O(1) | O(log n) |
+//! | `advance` with nothing due | O(1): one comparison | O(1) | O(1) |
+//! | `advance` firing k timers | amortised O(k), plus sorting each tick's entries | amortised O(k) | O(k log n) |
+//! | `remaining`, `is_active`, `due_time` | O(1) | O(1) | O(1) |
+//! | `spend` on a meter with m milestones | O(m) | amortised O(m) | O(m log n) |
 //!
 //! A callback that captures nothing is not allocated; give it a [`payload`](TimerBuilder::payload)
 //! to tell timers apart, and adding a timer allocates nothing in the steady state.
@@ -111,6 +113,7 @@ mod queue;
 mod scheduler;
 mod time;
 mod timers;
+mod wheel;
 
 pub use builder::TimerBuilder;
 pub use ctx::TimerCtx;

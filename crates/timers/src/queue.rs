@@ -1,8 +1,10 @@
-//! The pending set behind the manager: an indexed heap or a ladder queue from `warpsim-queue`.
+//! The pending set behind the manager: the timing wheel of [`crate::wheel`], or an indexed
+//! heap or a ladder queue from `warpsim-queue`.
 
 use warpsim_queue::{Handle, IndexedHeap, LadderQueue, PendingSet};
 
 use crate::time::QueueKey;
+use crate::wheel::Wheel;
 
 /// Which pending-event set a [`Timers`](crate::Timers) keeps its scheduled timers in.
 ///
@@ -21,13 +23,21 @@ use crate::time::QueueKey;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum TimerQueue {
-    /// The ladder queue (Tang, Goh & Thng 2005): amortised O(1) add, cancel, change and fire,
-    /// sorting only the timers about to come due. The default: the faster of the two for every
-    /// operation measured. Its cost is amortised, though: timers added in bulk are spread over
-    /// its buckets in one O(n) pass the first time the queue is looked at, so after adding very
-    /// many timers at once call [`Scheduler::next_due`](crate::Scheduler::next_due) outside a
-    /// frame (during loading) to pay it there.
+    /// A hierarchical timing wheel (eight levels of 256 buckets, ticks of 2⁻¹⁰ time units) that
+    /// holds each timer's entry in the bucket of its due time and sorts a bucket only when the
+    /// clock reaches it: O(1) add, cancel and change (a cancel marks the entry stale, touching
+    /// nothing but an 8-byte record of the timer), amortised O(1) firing plus the sort of
+    /// each tick's few entries. The default: a frame reads its buckets sequentially and
+    /// prefetches the timers it is about to fire. Ticks of 2⁻¹⁰ suit times in seconds; times
+    /// in much smaller units still work, with more buckets per frame.
     #[default]
+    Wheel,
+    /// The ladder queue (Tang, Goh & Thng 2005): amortised O(1) add, cancel, change and fire,
+    /// sorting only the timers about to come due. Its cost is amortised: timers added in bulk
+    /// are spread over its buckets in one O(n) pass the first time the queue is looked at, so
+    /// after adding very many timers at once call
+    /// [`Scheduler::next_due`](crate::Scheduler::next_due) outside a frame (during loading) to
+    /// pay it there.
     Ladder,
     /// The indexed 4-ary heap: O(log n) everything, no amortisation, so no frame ever pays for
     /// an earlier one's additions.
@@ -36,6 +46,7 @@ pub enum TimerQueue {
 
 /// The chosen pending set. Each method is one predictable branch plus the set's own work.
 pub(crate) enum Queue {
+    Wheel(Wheel),
     Heap(IndexedHeap<QueueKey, u32>),
     Ladder(LadderQueue<QueueKey, u32>),
 }
@@ -43,6 +54,7 @@ pub(crate) enum Queue {
 impl Queue {
     pub(crate) fn new(kind: TimerQueue, capacity: usize) -> Self {
         match kind {
+            TimerQueue::Wheel => Queue::Wheel(Wheel::with_capacity(capacity)),
             TimerQueue::Heap => Queue::Heap(IndexedHeap::with_capacity(capacity)),
             TimerQueue::Ladder => Queue::Ladder(LadderQueue::with_capacity(capacity)),
         }
@@ -50,6 +62,7 @@ impl Queue {
 
     pub(crate) fn kind(&self) -> TimerQueue {
         match self {
+            Queue::Wheel(_) => TimerQueue::Wheel,
             Queue::Heap(_) => TimerQueue::Heap,
             Queue::Ladder(_) => TimerQueue::Ladder,
         }
@@ -60,23 +73,44 @@ impl Queue {
     #[inline]
     pub(crate) fn push(&mut self, key: QueueKey, idx: u32) -> Option<Handle> {
         match self {
+            Queue::Wheel(q) => Some(q.push(key, idx)),
             Queue::Heap(q) => q.push(key, idx).ok(),
             Queue::Ladder(q) => q.push(key, idx).ok(),
         }
     }
 
+    /// Removes and returns the earliest entry if it is due at or before `target`.
     #[inline]
-    pub(crate) fn pop(&mut self) -> Option<(QueueKey, u32)> {
+    pub(crate) fn pop_due(&mut self, target: f64) -> Option<(QueueKey, u32)> {
         match self {
-            Queue::Heap(q) => q.pop(),
-            Queue::Ladder(q) => q.pop(),
+            Queue::Wheel(q) => q.pop_due(target),
+            Queue::Heap(q) => match q.peek() {
+                Some(((t, _), _)) if t.get() <= target => q.pop(),
+                _ => None,
+            },
+            Queue::Ladder(q) => match q.peek() {
+                Some(((t, _), _)) if t.get() <= target => q.pop(),
+                _ => None,
+            },
         }
     }
 
-    /// The slot of the earliest entry.
+    /// Whether an entry is due at or before `target`.
     #[inline]
-    pub(crate) fn peek_slot(&mut self) -> Option<u32> {
+    pub(crate) fn has_due(&mut self, target: f64) -> bool {
         match self {
+            Queue::Wheel(q) => q.peek_due(target).is_some(),
+            _ => self.peek_time().is_some_and(|t| t <= target),
+        }
+    }
+
+    /// The slot of a timer about to fire, to prefetch: the next one for the heap and the
+    /// ladder, the one [`AHEAD`](crate::wheel::AHEAD) places later for the wheel (whose
+    /// sorted bucket says that far ahead).
+    #[inline]
+    pub(crate) fn upcoming_slot(&mut self) -> Option<u32> {
+        match self {
+            Queue::Wheel(q) => q.upcoming_slot(crate::wheel::AHEAD),
             Queue::Heap(q) => q.peek().map(|(_, &idx)| idx),
             Queue::Ladder(q) => q.peek().map(|(_, &idx)| idx),
         }
@@ -86,8 +120,19 @@ impl Queue {
     #[inline]
     pub(crate) fn peek_time(&mut self) -> Option<f64> {
         match self {
+            Queue::Wheel(q) => q.peek_time(),
             Queue::Heap(q) => q.peek().map(|((t, _), _)| t.get()),
             Queue::Ladder(q) => q.peek().map(|((t, _), _)| t.get()),
+        }
+    }
+
+    /// A lower bound of the earliest due time (`+∞` when empty), cheaper than
+    /// [`peek_time`](Self::peek_time) for the wheel.
+    #[inline]
+    pub(crate) fn lower_bound(&mut self) -> f64 {
+        match self {
+            Queue::Wheel(q) => q.lower_bound(),
+            _ => self.peek_time().unwrap_or(f64::INFINITY),
         }
     }
 
@@ -96,6 +141,7 @@ impl Queue {
     #[inline]
     pub(crate) fn prefetch(&self, handle: Handle) {
         match self {
+            Queue::Wheel(q) => q.prefetch(handle),
             Queue::Heap(q) => q.prefetch(handle),
             Queue::Ladder(q) => q.prefetch(handle),
         }
@@ -104,16 +150,20 @@ impl Queue {
     #[inline]
     pub(crate) fn cancel(&mut self, handle: Handle) -> bool {
         match self {
+            Queue::Wheel(q) => q.cancel(handle),
             Queue::Heap(q) => q.cancel(handle).is_some(),
             Queue::Ladder(q) => q.cancel(handle).is_some(),
         }
     }
 
+    /// Moves `handle`'s entry to `key`: its handle from now on (the wheel's changes), or
+    /// `None` for a stale handle.
     #[inline]
-    pub(crate) fn reschedule(&mut self, handle: Handle, key: QueueKey) -> bool {
+    pub(crate) fn reschedule(&mut self, handle: Handle, key: QueueKey) -> Option<Handle> {
         match self {
-            Queue::Heap(q) => q.reschedule(handle, key).is_ok(),
-            Queue::Ladder(q) => q.reschedule(handle, key).is_ok(),
+            Queue::Wheel(q) => q.reschedule(handle, key),
+            Queue::Heap(q) => q.reschedule(handle, key).ok().map(|_| handle),
+            Queue::Ladder(q) => q.reschedule(handle, key).ok().map(|_| handle),
         }
     }
 }

@@ -234,8 +234,6 @@ impl<C> Timers<C> {
         scheduler.in_advance = true;
         let mut report = FrameReport::default();
         loop {
-            let next = scheduler.queue.peek_time();
-            let due = matches!(next, Some(due) if due <= target);
             let out_of_time = match (started, budget.max_time) {
                 // Reading the clock costs tens of ns: look every 16 callbacks.
                 (Some(started), Some(limit)) if report.fired % 16 == 0 && report.fired > 0 => {
@@ -243,12 +241,13 @@ impl<C> Timers<C> {
                 }
                 _ => false,
             };
-            if !due || report.fired >= max_callbacks || out_of_time {
-                report.carried_over = due;
-                scheduler.next_due = next.unwrap_or(f64::INFINITY);
+            if report.fired >= max_callbacks || out_of_time {
+                report.carried_over = scheduler.queue.has_due(target);
+                scheduler.next_due = scheduler.queue.lower_bound();
                 break;
             }
-            let Some(((due, _), idx)) = scheduler.queue.pop() else {
+            let Some(((due, _), idx)) = scheduler.queue.pop_due(target) else {
+                scheduler.next_due = scheduler.queue.lower_bound();
                 break;
             };
             let scheduled = due.get();
@@ -284,15 +283,9 @@ impl<C> Timers<C> {
         scheduler.in_advance = true;
         let mut n_fired = 0;
         loop {
-            match scheduler.queue.peek_time() {
-                Some(due) if due <= target => {}
-                next => {
-                    // The exact earliest time, now that the queue has been looked at.
-                    scheduler.next_due = next.unwrap_or(f64::INFINITY);
-                    break;
-                }
-            }
-            let Some(((due, _), idx)) = scheduler.queue.pop() else {
+            let Some(((due, _), idx)) = scheduler.queue.pop_due(target) else {
+                // A lower bound of the earliest time, now that the queue has been looked at.
+                scheduler.next_due = scheduler.queue.lower_bound();
                 break;
             };
             n_fired += 1;
@@ -377,12 +370,13 @@ pub struct FrameReport {
     pub carried_over: bool,
 }
 
-/// Starts loading the next due timer's slot while this one fires: with a million timers each
-/// slot is a cache miss, and the queue already knows which one comes next. (The queue
-/// prefetches its own entries; this is the manager's slot behind the entry.)
+/// Starts loading the slot of a timer about to fire while this one fires: with a million
+/// timers each slot is a cache miss, and the queue already knows which ones come next (the
+/// wheel several places ahead). The queue prefetches its own records; this is the manager's
+/// slot behind the entry.
 #[inline]
 fn prefetch_next<C>(scheduler: &mut Scheduler<C>) {
-    if let Some(next) = scheduler.queue.peek_slot() {
+    if let Some(next) = scheduler.queue.upcoming_slot() {
         prefetch_index::prefetch_index(&scheduler.slots, next as usize);
     }
 }
@@ -437,7 +431,7 @@ fn fire_one<C>(
     match scheduler.live_slot(id) {
         Some(i) if scheduler.slots[i].state == State::Firing => {
             drop(callback);
-            scheduler.release(i, Some(RemovalReason::Finished));
+            scheduler.finish(i);
         }
         Some(i) => scheduler.slots[i].callback = Some(callback),
         // Cancelled or replaced by its own callback.
@@ -562,7 +556,7 @@ impl<C> TimersBuilder<C> {
         self
     }
 
-    /// The pending set (default [`TimerQueue::Ladder`]).
+    /// The pending set (default [`TimerQueue::Wheel`]).
     ///
     /// ```
     /// use warpsim_timers::{TimerQueue, Timers};

@@ -40,7 +40,7 @@ fn script(seed: u64, n_ops: usize) -> Vec<Op> {
 fn check(seed: u64, n_ops: usize, max_labels: usize, callbacks_act: bool) -> usize {
     let ops = script(seed, n_ops);
     let mut n_fired = 0;
-    for queue in [TimerQueue::Heap, TimerQueue::Ladder] {
+    for queue in [TimerQueue::Wheel, TimerQueue::Heap, TimerQueue::Ladder] {
         let (real, reference) = run_both(&ops, queue, seed, max_labels, callbacks_act);
         if let Some(diff) = first_difference(&real, &reference) {
             panic!("{queue:?}, seed {seed}: {diff}");

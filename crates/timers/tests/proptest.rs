@@ -1,10 +1,12 @@
 //! Property-based version of the differential test: proptest generates (and shrinks) the
 //! scripts; the callbacks' actions come from a generated seed. `Timers` and the reference must
-//! produce identical traces.
+//! produce identical traces. And the timing wheel against the indexed heap as an oracle, with
+//! the scripts' times scaled from a ten-thousandth of a tick to billions of seconds so that
+//! every level of the wheel is crossed: identical traces, callbacks in the same order.
 
 mod common;
 
-use common::{Op, first_difference, run_both};
+use common::{Op, first_difference, run_both, run_real};
 use proptest::prelude::*;
 use warpsim_timers::{CatchUp, TimerQueue};
 
@@ -73,11 +75,54 @@ proptest! {
     fn timers_match_reference(
         ops in prop::collection::vec(op(), 1..200),
         seed in any::<u64>(),
-        heap in any::<bool>(),
+        queue in 0..3usize,
     ) {
-        let queue = if heap { TimerQueue::Heap } else { TimerQueue::Ladder };
+        let queue = [TimerQueue::Wheel, TimerQueue::Heap, TimerQueue::Ladder][queue];
         let (real, reference) = run_both(&ops, queue, seed, 200, true);
         if let Some(diff) = first_difference(&real, &reference) {
+            prop_assert!(false, "{}", diff);
+        }
+    }
+}
+
+/// `op` with its times multiplied by `scale` (invalid values stay invalid).
+fn scaled(op: Op, scale: f64) -> Op {
+    match op {
+        Op::Add {
+            delay,
+            period,
+            catch_up,
+        } => Op::Add {
+            delay: delay * scale,
+            period: period.map(|p| p * scale),
+            catch_up,
+        },
+        Op::SetTime(l, s) => Op::SetTime(l, s * scale),
+        Op::Delay(l, s) => Op::Delay(l, s * scale),
+        Op::Advance(dt) => Op::Advance(dt * scale),
+        Op::AdvanceBy(dt) => Op::AdvanceBy(dt * scale),
+        op => op,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(debug_assertions) { 64 } else { 1024 },
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn wheel_fires_as_the_heap_does(
+        ops in prop::collection::vec(op(), 1..300),
+        seed in any::<u64>(),
+        scale in prop_oneof![
+            Just(1e-7), Just(1e-3), Just(1.0), Just(60.0), Just(1e4), Just(3e7), Just(1e12),
+        ],
+    ) {
+        let ops: Vec<Op> = ops.into_iter().map(|op| scaled(op, scale)).collect();
+        let wheel = run_real(&ops, TimerQueue::Wheel, seed, 200, true);
+        let heap = run_real(&ops, TimerQueue::Heap, seed, 200, true);
+        if let Some(diff) = first_difference(&wheel, &heap) {
             prop_assert!(false, "{}", diff);
         }
     }

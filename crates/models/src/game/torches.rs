@@ -365,9 +365,10 @@ pub fn run(params: &TorchesParams) -> Result<TorchesReport, ParamError> {
     })
 }
 
-/// One timer per torch, at its burn time, primed: the ladder queue spreads timers added in
-/// bulk over its buckets the first time it is looked at (once, O(n)); a game does that
-/// during loading, not in its first frame.
+/// One timer per torch, at its burn time, primed with `next_due` as a game would during
+/// loading (the ladder queue spreads timers added in bulk over its buckets the first time it
+/// is looked at; the default timing wheel files them as they are added and only looks into
+/// its first bucket).
 fn torch_timers(burn_times: &[f64]) -> Result<Timers<TorchWorld>, ParamError> {
     let mut timers = Timers::with_capacity(burn_times.len());
     for (i, &burn_time) in burn_times.iter().enumerate() {

@@ -353,7 +353,7 @@ impl<K: Key, V> LadderQueue<K, V> {
     fn insert(&mut self, entry: Entry<K>, p: f64) {
         self.stored += 1;
         if self.small_mode {
-            self.insert_small(entry);
+            self.insert_small(entry, p);
         } else {
             self.insert_tiers(entry, p);
         }
@@ -382,22 +382,28 @@ impl<K: Key, V> LadderQueue<K, V> {
     /// Inserts into the small-mode ring, keeping it sorted; a ring that outgrows `SMALL_MAX`
     /// moves into the ladder's tiers.
     #[inline]
-    fn insert_small(&mut self, entry: Entry<K>) {
+    fn insert_small(&mut self, entry: Entry<K>, p: f64) {
         // A new event is most often the latest pending one (a simulation schedules ahead of
         // what it already scheduled): then it is appended. Equal keys: the new entry goes
         // after them (any order of equal keys is allowed).
         // Otherwise it is usually among the latest few (a model's delays differ by kind, as
         // meals and repairs do): a short scan from the end finds its place with predictable
         // branches; beyond a few steps a binary search does.
+        // Priorities first: they are monotone with the keys (the `Key` contract) and one
+        // float comparison decides unless they are equal, where a derived `Ord` of a
+        // composite key (the kernels' `EventKey` has five fields) compares field by field.
+        let key = entry.key;
+        let after = |e: &Entry<K>| {
+            let q = e.key.priority();
+            q > p || (q == p && e.key > key)
+        };
         let len = self.small.len();
         let mut pos = len;
-        while pos > self.small_head && len - pos < SMALL_SCAN && self.small[pos - 1].key > entry.key
-        {
+        while pos > self.small_head && len - pos < SMALL_SCAN && after(&self.small[pos - 1]) {
             pos -= 1;
         }
-        if pos > self.small_head && len - pos == SMALL_SCAN && self.small[pos - 1].key > entry.key {
-            pos = self.small_head
-                + self.small[self.small_head..pos].partition_point(|e| e.key <= entry.key);
+        if pos > self.small_head && len - pos == SMALL_SCAN && after(&self.small[pos - 1]) {
+            pos = self.small_head + self.small[self.small_head..pos].partition_point(|e| !after(e));
         }
         self.small.insert(pos, entry);
         if self.small.len() - self.small_head > SMALL_MAX {

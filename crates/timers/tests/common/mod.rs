@@ -784,6 +784,21 @@ pub fn run_both(
     (real.world.book.trace, reference.book.trace)
 }
 
+/// Runs `ops` on the real manager only and returns its trace.
+pub fn run_real(
+    ops: &[Op],
+    queue: TimerQueue,
+    seed: u64,
+    max_labels: usize,
+    callbacks_act: bool,
+) -> Vec<Entry> {
+    let mut real = RealRun::new(Book::new(seed, max_labels, callbacks_act), queue);
+    for &op in ops {
+        real.step(op);
+    }
+    real.world.book.trace
+}
+
 /// Finds the first difference between two traces, with a little context, for a readable
 /// failure message.
 pub fn first_difference(real: &[Entry], reference: &[Entry]) -> Option<String> {
