@@ -250,7 +250,17 @@ fn the_content_hash_matches_across_kernels_and_is_off_by_default() {
 /// is refused by name.
 #[test]
 fn phold_with_a_watchdog_runs_on_every_kernel_alike() {
-    let args = ["run", "phold", "--lps", "64", "--end", "40", "--watchdog", "1.5", "--json"];
+    let args = [
+        "run",
+        "phold",
+        "--lps",
+        "64",
+        "--end",
+        "40",
+        "--watchdog",
+        "1.5",
+        "--json",
+    ];
     let sequential = json(&args);
     assert!(sequential["timeouts"].as_u64().unwrap() > 0);
     assert_eq!(sequential["params"]["watchdog"], 1.5);
