@@ -523,21 +523,22 @@ fn a_timer_moved_on_every_event_leaves_one_entry_in_the_lp_record() {
             Time::new(f64::from(i - 1)).unwrap(),
             u64::from(i),
         );
-        let mut ctx = Ctx::<Lp>::buffered(
-            me,
-            key,
-            1,
-            &mut meta,
-            &mut effects,
-            &mut outputs,
-            &mut error,
-        );
-        // Pushed back on four events in eight; in the silence between, it fires (its time
-        // passes), and the next event arms a new one.
-        if i % 8 < 4 && !ctx.reschedule(&mut timer, 3.0) {
-            timer = ctx.schedule(3.0, ());
+        {
+            let mut ctx = Ctx::<Lp>::buffered(
+                me,
+                key,
+                1,
+                &mut meta,
+                &mut effects,
+                &mut outputs,
+                &mut error,
+            );
+            // Pushed back on four events in eight; in the silence between, it fires (its time
+            // passes), and the next event arms a new one.
+            if i % 8 < 4 && !ctx.reschedule(&mut timer, 3.0) {
+                timer = ctx.schedule(3.0, ());
+            }
         }
-        drop(ctx);
         effects.clear();
         assert!(encode_event(&meta, &mut bytes));
         sizes.push(bytes.len());
