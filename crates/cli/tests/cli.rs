@@ -244,3 +244,36 @@ fn the_content_hash_matches_across_kernels_and_is_off_by_default() {
     assert_eq!(sequential["content_hash"], timewarp["content_hash"]);
     assert_eq!(sequential["trace_hash"], plain["trace_hash"]);
 }
+
+/// `--watchdog` (issue 13): PHOLD with a timeout per LP that every event pushes back runs on
+/// every kernel with the same committed events, and counts its timeouts; a negative timeout
+/// is refused by name.
+#[test]
+fn phold_with_a_watchdog_runs_on_every_kernel_alike() {
+    let args = [
+        "run",
+        "phold",
+        "--lps",
+        "64",
+        "--end",
+        "40",
+        "--watchdog",
+        "1.5",
+        "--json",
+    ];
+    let sequential = json(&args);
+    assert!(sequential["timeouts"].as_u64().unwrap() > 0);
+    assert_eq!(sequential["params"]["watchdog"], 1.5);
+    let plain = json(&["run", "phold", "--lps", "64", "--end", "40", "--json"]);
+    // The same packets, plus the timeouts.
+    assert!(sequential["events_committed"].as_u64() > plain["events_committed"].as_u64());
+    for threads in ["1", "2"] {
+        let mut timewarp = args.to_vec();
+        timewarp.extend(["--kernel", "timewarp", "--threads", threads]);
+        let timewarp = json(&timewarp);
+        assert_eq!(timewarp["trace_hash"], sequential["trace_hash"]);
+        assert_eq!(timewarp["timeouts"], sequential["timeouts"]);
+        assert_eq!(timewarp["timewarp"]["retraction_rollbacks"], 0);
+    }
+    assert_fails(&["run", "phold", "--watchdog", "-1"], "watchdog");
+}

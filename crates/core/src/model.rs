@@ -230,10 +230,11 @@ impl RetractionLog {
 
     fn record(&mut self, old: EventKey, new: Option<EventKey>, now: EventKey) {
         // Forget entries no handle can still use, so the log (cloned with every state save)
-        // stays as small as the number of live moved or cancelled events.
-        if self.entries.len() >= 16 {
-            self.entries.retain(|entry| entry.max_key > now);
-        }
+        // stays as small as the number of live moved or cancelled events. At every record,
+        // not only past some length: a model that moves a timer on every event (a watchdog)
+        // would otherwise carry up to that many dead entries into every save — on Time Warp
+        // a kilobyte copied per event (issue 13) — and scan them on every move.
+        self.entries.retain(|entry| entry.max_key > now);
         let max_key = new.map_or(old, |new| new.max(old));
         match self
             .entries

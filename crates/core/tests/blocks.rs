@@ -490,3 +490,66 @@ proptest! {
         prop_assert_eq!(got_sorted, expected);
     }
 }
+
+/// What a buffered kernel (Time Warp) saves with every state: the LP's record of the events
+/// it moved or cancelled must hold only the ones still pending, however many timers came and
+/// went. A watchdog that pushes its timer back on most events and re-arms a new one when it
+/// fires used to carry up to sixteen dead entries into every save (issue 13).
+#[test]
+fn a_timer_moved_on_every_event_leaves_one_entry_in_the_lp_record() {
+    use warpsim_core::kernel_api::{Effect, LpMeta, encode_event};
+    use warpsim_core::{EventHandle, EventKey, LpId};
+
+    #[derive(Clone)]
+    struct Lp;
+    impl LogicalProcess for Lp {
+        type Event = ();
+        type Output = ();
+        fn on_event(&mut self, _: (), _: &mut Ctx<Self>) {}
+    }
+
+    let me = LpId::new(0);
+    let mut meta = LpMeta::new(1, me);
+    let (mut effects, mut outputs, mut error) = (Vec::<Effect<()>>::new(), Vec::new(), None);
+    let mut timer = EventHandle::DEAD;
+    let mut bytes = Vec::new();
+    let mut sizes = Vec::new();
+    for i in 1..400u32 {
+        let now = Time::new(f64::from(i)).unwrap();
+        let key = EventKey::new(
+            now,
+            0,
+            me,
+            Time::new(f64::from(i - 1)).unwrap(),
+            u64::from(i),
+        );
+        {
+            let mut ctx = Ctx::<Lp>::buffered(
+                me,
+                key,
+                1,
+                &mut meta,
+                &mut effects,
+                &mut outputs,
+                &mut error,
+            );
+            // Pushed back on four events in eight; in the silence between, it fires (its time
+            // passes), and the next event arms a new one.
+            if i % 8 < 4 && !ctx.reschedule(&mut timer, 3.0) {
+                timer = ctx.schedule(3.0, ());
+            }
+        }
+        effects.clear();
+        assert!(encode_event(&meta, &mut bytes));
+        sizes.push(bytes.len());
+    }
+    assert!(error.is_none());
+    // One live timer: the record's size once it holds one entry (an entry encodes in about
+    // 70 bytes; later keys' varints take a few bytes more), whatever came before.
+    let settled = sizes[8..].iter().copied().max().unwrap();
+    let one_entry = sizes[1];
+    assert!(
+        settled <= one_entry + 8,
+        "the record grew to {settled} bytes from {one_entry}: {sizes:?}"
+    );
+}

@@ -17,6 +17,14 @@
 //! `work` adds deterministic busy work to each event (see [`crate::busy_work`]),
 //! the usual way PHOLD studies vary event granularity.
 //!
+//! `watchdog` (off at 0) gives every LP a timeout, as a network node keeps one per link:
+//! an event the LP sends itself `watchdog` after the LP's last event, which every event
+//! pushes back with [`Ctx::reschedule`] and which, when it fires (the LP heard nothing for
+//! that long), counts a timeout and re-arms. Such models reschedule a pending event on
+//! almost every event; [`WatchedPhold`] is PHOLD with that pattern added, to measure what it
+//! costs an optimistic kernel. The packets are exactly PHOLD's; the timeouts are extra
+//! events (with mean 1 and a timeout of 3, about one event in twenty).
+//!
 //! ```
 //! use warpsim_core::{Discard, Kernel, RunConfig, Sequential};
 //! use warpsim_models::phold::PholdParams;
@@ -31,7 +39,7 @@
 
 use rand::RngExt;
 use rand_distr::Exp1;
-use warpsim_core::{Ctx, LogicalProcess, LpId};
+use warpsim_core::{Ctx, EventHandle, FinishCtx, LogicalProcess, LpId};
 
 use crate::{ParamError, busy_work, check_range};
 
@@ -61,6 +69,10 @@ pub struct PholdParams {
     /// Busy-work iterations per event.
     #[cfg_attr(feature = "clap", arg(long, default_value_t = PholdParams::default().work))]
     pub work: u32,
+    /// A timeout per LP, pushed back by every event (0: none); see [`WatchedPhold`].
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PholdParams::default().watchdog))]
+    #[serde(default)]
+    pub watchdog: f64,
 }
 
 impl Default for PholdParams {
@@ -73,6 +85,7 @@ impl Default for PholdParams {
             mean: 1.0,
             end: 200.0,
             work: 0,
+            watchdog: 0.0,
         }
     }
 }
@@ -106,6 +119,7 @@ impl PholdParams {
             ));
         }
         check_range("end", self.end, 0.0, f64::MAX)?;
+        check_range("watchdog", self.watchdog, 0.0, f64::MAX)?;
         Ok(())
     }
 
@@ -124,6 +138,31 @@ impl PholdParams {
             work: self.work,
         };
         Ok(vec![lp; self.lps as usize])
+    }
+
+    /// Checks the parameters and makes the LPs of PHOLD with a watchdog per LP (see
+    /// [`WatchedPhold`]), whose timeout is `watchdog`.
+    ///
+    /// # Errors
+    ///
+    /// A [`ParamError`] naming the first bad parameter; `watchdog` must be positive here.
+    pub fn build_watched(&self) -> Result<Vec<WatchedPhold>, ParamError> {
+        if self.watchdog <= 0.0 {
+            return Err(ParamError::new(
+                "watchdog",
+                format!("must be positive for a watchdog (got {})", self.watchdog),
+            ));
+        }
+        let phold = self.build()?;
+        Ok(phold
+            .into_iter()
+            .map(|phold| WatchedPhold {
+                phold,
+                timeout: self.watchdog,
+                timer: EventHandle::DEAD,
+                timeouts: 0,
+            })
+            .collect())
     }
 }
 
@@ -171,5 +210,90 @@ impl LogicalProcess for Phold {
         };
         let delay = self.delay(ctx);
         ctx.send(dest, delay, ());
+    }
+}
+
+/// A [`WatchedPhold`] event: PHOLD's packet, or the LP's own timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum WatchedEvent {
+    /// A PHOLD event.
+    Packet,
+    /// The LP heard nothing for its timeout.
+    Timeout,
+}
+
+/// PHOLD with a watchdog per LP (`--watchdog T`): every packet the LP handles pushes its
+/// timeout back to `T` from now with [`Ctx::reschedule`], the way a user writes a
+/// per-connection timeout; a timeout that fires counts itself and re-arms. The LP reports
+/// its count of timeouts at the end.
+///
+/// ```
+/// use warpsim_core::{Kernel, RunConfig, Sequential};
+/// use warpsim_models::phold::PholdParams;
+///
+/// let params = PholdParams { lps: 64, end: 50.0, watchdog: 2.0, ..PholdParams::default() };
+/// let mut outputs = Vec::new();
+/// let report = Sequential::new(RunConfig::new(7).end_time(params.end))
+///     .run(params.build_watched().unwrap(), &mut outputs)
+///     .unwrap();
+/// let timeouts: u64 = outputs.iter().map(|c| c.output).sum();
+/// // PHOLD's ≈ 3,200 packets, plus the timeouts: an LP hears nothing for 2 about e⁻² of
+/// // the time.
+/// assert!(timeouts > 0 && report.events_committed > 3_200);
+/// ```
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct WatchedPhold {
+    phold: Phold,
+    timeout: f64,
+    /// The pending timeout.
+    timer: EventHandle,
+    timeouts: u64,
+}
+
+impl LogicalProcess for WatchedPhold {
+    type Event = WatchedEvent;
+    /// The LP's count of timeouts, at the end.
+    type Output = u64;
+
+    fn init(&mut self, ctx: &mut Ctx<'_, Self>) {
+        for _ in 0..self.phold.population {
+            let unit: f64 = ctx.rng().sample(Exp1);
+            let delay = self.phold.lookahead + self.phold.exp_mean * unit;
+            ctx.schedule(delay, WatchedEvent::Packet);
+        }
+        self.timer = ctx.schedule(self.timeout, WatchedEvent::Timeout);
+    }
+
+    #[inline]
+    fn on_event(&mut self, event: WatchedEvent, ctx: &mut Ctx<'_, Self>) {
+        match event {
+            WatchedEvent::Packet => {
+                if self.phold.work > 0 {
+                    std::hint::black_box(busy_work(self.phold.work));
+                }
+                let remote = ctx.rng().random::<f64>() < self.phold.remote;
+                let dest = if remote {
+                    let n_lps = ctx.n_lps();
+                    LpId::new(ctx.rng().random_range(0..n_lps))
+                } else {
+                    ctx.me()
+                };
+                let unit: f64 = ctx.rng().sample(Exp1);
+                let delay = self.phold.lookahead + self.phold.exp_mean * unit;
+                ctx.send(dest, delay, WatchedEvent::Packet);
+                // Heard from: push the timeout back.
+                if !ctx.reschedule(&mut self.timer, self.timeout) {
+                    self.timer = ctx.schedule(self.timeout, WatchedEvent::Timeout);
+                }
+            }
+            WatchedEvent::Timeout => {
+                self.timeouts += 1;
+                self.timer = ctx.schedule(self.timeout, WatchedEvent::Timeout);
+            }
+        }
+    }
+
+    fn finish(&mut self, ctx: &mut FinishCtx<'_, Self>) {
+        ctx.emit(self.timeouts);
     }
 }

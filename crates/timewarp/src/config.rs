@@ -266,8 +266,10 @@ impl TimeWarp {
     /// it by a quarter, but to no more than three quarters of where it last thrashed, a
     /// mark that fades by 2% per calm GVT. The window never narrows below a span that holds
     /// about 512 of the worker's own events (or GVT rounds, not rollbacks, would set the
-    /// pace). Runs that do not thrash never get a window. Results do not depend on it, only
-    /// speed.
+    /// pace), and never wider than one that holds about 8,192 of them, even in a run that
+    /// does not thrash: further ahead, nothing is wasted, but every record stays uncommitted
+    /// and the worker's memory grows (on a shared machine, while its peer is descheduled).
+    /// Results do not depend on it, only speed.
     pub fn adaptive_window(mut self, on: bool) -> TimeWarp {
         self.adaptive_window = on;
         self

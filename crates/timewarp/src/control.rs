@@ -6,6 +6,15 @@
 /// than rollbacks would set the pace).
 pub(crate) const WINDOW_EVENTS: f64 = 512.0;
 
+/// The most events of its own an adaptive window lets a worker run past GVT, even when
+/// nothing is rolled back. Beyond a few GVT intervals' worth, running ahead wastes no work
+/// but costs memory: every record past GVT stays uncommitted, so the worker's working set
+/// (and page faults, and cache misses at commit) grows with how far it runs ahead. On a
+/// shared machine that is how far a worker runs while its peer is descheduled: PHOLD 16,384
+/// LPs on 2 threads sharing a core with a busy process held 15–25 MB uncommitted and burnt
+/// ≈ 25 % more CPU than with a window of this many events (issue 13, part 5).
+pub(crate) const WINDOW_EVENTS_MAX: f64 = 8192.0;
+
 /// How much the memory of the window a worker thrashed at fades per calm GVT.
 const CLIFF_FADE: f64 = 1.02;
 
@@ -100,6 +109,12 @@ impl WindowControl {
         } else {
             0.0
         };
+        // Never so wide that it holds more than WINDOW_EVENTS_MAX of them (see there).
+        let ceiling = if self.rate > 0.0 {
+            WINDOW_EVENTS_MAX / self.rate
+        } else {
+            f64::INFINITY
+        };
         // Optimism has a cliff (Sharks World on 2 threads runs at 99% efficiency with 40
         // time units ahead of GVT and at 55% with 80), and waste stays low right up to it,
         // so a window that grew while the waste was low would jump over it again and again.
@@ -114,6 +129,9 @@ impl WindowControl {
         {
             self.cliff *= CLIFF_FADE;
             self.window = Some((window * 1.25).min(0.75 * self.cliff).max(floor));
+        }
+        if ceiling.is_finite() {
+            self.window = Some(self.window.map_or(ceiling, |window| window.min(ceiling)));
         }
         self.at_last_gvt = (progress.processed, progress.rolled_back);
         self.horizon = gvt;
@@ -297,8 +315,8 @@ fn smooth(mean: f64, sample: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::{
-        CheckpointControl, MAX_CHECKPOINT, MemoryControl, Progress, WINDOW_EVENTS, WindowControl,
-        best_interval,
+        CheckpointControl, MAX_CHECKPOINT, MemoryControl, Progress, WINDOW_EVENTS,
+        WINDOW_EVENTS_MAX, WindowControl, best_interval,
     };
 
     #[test]
@@ -356,15 +374,17 @@ mod tests {
     fn the_window_halves_when_work_is_wasted_and_grows_short_of_the_cliff() {
         let mut control = WindowControl::new(Some(100.0));
         // Ran 80 time units past GVT 10 and rolled back half: halve from the span run.
+        // (500 committed by time 10: 50 per unit, so the floor, 10.24, and the ceiling,
+        // 163.84, are out of the way.)
         control.ran(90.0);
-        control.adapt(10.0, progress(10_000, 5_000, 5_000));
+        control.adapt(10.0, progress(10_000, 5_000, 500));
         assert_eq!(control.window(), Some(40.0));
         // Calm GVTs: grow by a quarter, but only to 3/4 of the cliff (80, fading 2% a step).
         let mut processed = 10_000;
         for _ in 0..10 {
             processed += 10_000;
             control.ran(20.0);
-            control.adapt(20.0, progress(processed, 5_000, processed - 5_000));
+            control.adapt(20.0, progress(processed, 5_000, 1_000));
         }
         let window = control.window().unwrap();
         assert!(window > 40.0 && window <= 0.75 * 80.0 * 1.02f64.powi(10) + 1e-9);
@@ -374,10 +394,25 @@ mod tests {
         control.ran(1001.0);
         control.adapt(1000.0, progress(10_000, 9_000, 1000));
         assert_eq!(control.window(), Some(WINDOW_EVENTS));
-        // Without a window, a run that does not thrash never gets one.
+        // Without a window, a run that does not thrash gets one only as wide as holds
+        // WINDOW_EVENTS_MAX of its events: 9,990 committed by time 10 is 999 per unit.
         let mut control = WindowControl::new(None);
         control.ran(50.0);
         control.adapt(10.0, progress(10_000, 10, 9_990));
+        assert_eq!(control.window(), Some(WINDOW_EVENTS_MAX / 999.0));
+        // ... and growth stops there too.
+        let mut control = WindowControl::new(Some(8.0));
+        let mut processed = 10_000;
+        for _ in 0..10 {
+            processed += 10_000;
+            control.ran(20.0);
+            control.adapt(10.0, progress(processed, 0, 10_000));
+        }
+        assert_eq!(control.window(), Some(WINDOW_EVENTS_MAX / 1000.0));
+        // Before any commit the rate is unknown: no ceiling yet.
+        let mut control = WindowControl::new(None);
+        control.ran(50.0);
+        control.adapt(0.0, progress(10_000, 10, 0));
         assert_eq!(control.window(), None);
         // Too few events since the last GVT: no decision.
         let mut control = WindowControl::new(Some(8.0));

@@ -573,6 +573,7 @@ where
         stats.rolled_back += counters.rolled_back;
         stats.primary_rollbacks += counters.primary;
         stats.secondary_rollbacks += counters.secondary;
+        stats.retraction_rollbacks += counters.retraction_rollbacks;
         stats.coasted += counters.coasted;
         stats.saves += counters.saves;
         stats.antimessages += counters.antimessages;

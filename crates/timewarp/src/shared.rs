@@ -180,6 +180,8 @@ pub(crate) struct Counters {
     pub(crate) rolled_back: u64,
     pub(crate) primary: u64,
     pub(crate) secondary: u64,
+    /// Of the secondary rollbacks, those a cancel or reschedule (or its undoing) caused.
+    pub(crate) retraction_rollbacks: u64,
     pub(crate) coasted: u64,
     /// State saves made.
     pub(crate) saves: u64,

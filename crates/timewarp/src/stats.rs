@@ -61,6 +61,10 @@ pub struct TimeWarpStats {
     pub primary_rollbacks: u64,
     /// Rollbacks caused by antimessages, withdrawals, restores and moves.
     pub secondary_rollbacks: u64,
+    /// Of the secondary rollbacks, those caused by a model's `cancel` or `reschedule` (or
+    /// their undoing) reaching an event its receiver had processed. A timeout that an LP
+    /// keeps pushing back on itself never causes one: the moved event is pending.
+    pub retraction_rollbacks: u64,
     /// Events re-run only to rebuild state after a rollback (checkpoint interval > 1).
     pub coasted: u64,
     /// Antimessages sent.
@@ -115,8 +119,8 @@ impl fmt::Display for TimeWarpStats {
         )?;
         writeln!(
             f,
-            "rollbacks         {} primary, {} secondary",
-            self.primary_rollbacks, self.secondary_rollbacks
+            "rollbacks         {} primary, {} secondary ({} by cancels and reschedules)",
+            self.primary_rollbacks, self.secondary_rollbacks, self.retraction_rollbacks
         )?;
         writeln!(
             f,

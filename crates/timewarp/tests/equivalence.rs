@@ -28,6 +28,63 @@ fn phold_matches_the_sequential_kernel() {
     assert!(rollbacks > 0);
 }
 
+/// PHOLD with a timeout per LP that every event pushes back (`reschedule` on almost every
+/// event, and a cancelled-and-re-armed timer whenever one fires): the issue-13 watchdog row.
+#[test]
+fn phold_with_a_watchdog_matches_the_sequential_kernel() {
+    let mut rollbacks = 0;
+    for seed in 0..seeds() {
+        let params = PholdParams {
+            lps: 24,
+            end: 12.0,
+            remote: 0.5,
+            lookahead: if seed % 4 == 0 { 0.0 } else { 0.1 },
+            // Short enough that timeouts fire often, and race the packets that push them.
+            watchdog: 1.0 + (seed % 3) as f64,
+            ..PholdParams::default()
+        };
+        let (r, _) = check_equivalent("phold watchdog", seed, params.end, 64 * 1024, || {
+            params.build_watched().unwrap()
+        });
+        rollbacks += r;
+    }
+    assert!(rollbacks > 0);
+}
+
+/// A timeout an LP keeps pushing back on itself is pending when it moves, so moving it can
+/// never roll anything back, on any thread count or cancellation; on one thread nothing rolls
+/// back at all. (Before issue 13 a new user's watchdog ran 4× slower than PHOLD without it:
+/// these are the counts that say the kernel does no wasted work for it.)
+#[test]
+fn a_watchdog_pushed_back_on_itself_costs_no_rollback() {
+    use common::timewarp;
+    use warpsim_core::RunConfig;
+    use warpsim_timewarp::{Cancellation, TimeWarp};
+
+    let params = PholdParams {
+        lps: 256,
+        end: if cfg!(debug_assertions) { 20.0 } else { 100.0 },
+        watchdog: 2.0,
+        ..PholdParams::default()
+    };
+    for threads in [1, 2, 4] {
+        for cancellation in [Cancellation::Lazy, Cancellation::Aggressive] {
+            let kernel = TimeWarp::new(RunConfig::new(3).end_time(params.end))
+                .threads(threads)
+                .cancellation(cancellation);
+            let (result, _, stats) = timewarp(&kernel, params.build_watched().unwrap());
+            result.unwrap();
+            let context = format!("{threads} threads, {cancellation:?}\n{stats}");
+            assert!(stats.retractions > stats.committed / 2, "{context}");
+            assert_eq!(stats.retraction_rollbacks, 0, "{context}");
+            if threads == 1 {
+                assert_eq!(stats.rolled_back, 0, "{context}");
+                assert_eq!(stats.processed, stats.committed, "{context}");
+            }
+        }
+    }
+}
+
 #[test]
 fn cancel_and_reschedule_heavy_model_matches_the_sequential_kernel() {
     let mut rollbacks = 0;

@@ -2,8 +2,8 @@
 
 use anyhow::{Result, anyhow};
 use serde_json::Value;
-use warpsim_core::{Discard, LogicalProcess};
-use warpsim_models::phold::{Phold, PholdParams};
+use warpsim_core::{Committed, Discard, LogicalProcess};
+use warpsim_models::phold::{Phold, PholdParams, WatchedPhold};
 
 use super::BuiltinModel;
 use crate::cli::KernelArgs;
@@ -20,8 +20,13 @@ impl BuiltinModel for PholdParams {
 
     fn title(&self) -> String {
         let p = self;
+        let watchdog = if p.watchdog > 0.0 {
+            format!(", watchdog {}", p.watchdog)
+        } else {
+            String::new()
+        };
         format!(
-            "PHOLD: {} LPs, population {}, remote {}, lookahead {}, mean {}, end {}, work {}",
+            "PHOLD: {} LPs, population {}, remote {}, lookahead {}, mean {}, end {}, work {}{watchdog}",
             p.lps, p.population, p.remote, p.lookahead, p.mean, p.end, p.work
         )
     }
@@ -36,6 +41,19 @@ impl BuiltinModel for PholdParams {
 
     fn demands(&self) -> Vec<Demand> {
         let p = self;
+        if p.watchdog > 0.0 {
+            let lps = u128::from(p.lps);
+            return vec![
+                Demand::new("--lps", p.lps, "LPs", lps, lp_bytes::<WatchedPhold>()),
+                Demand::new(
+                    "--lps",
+                    p.lps,
+                    "pending events (LPs × (population + 1))",
+                    lps * (u128::from(p.population) + 1),
+                    event_bytes::<<WatchedPhold as LogicalProcess>::Event>(),
+                ),
+            ];
+        }
         let lps = u128::from(p.lps);
         // The pending events are LPs × population: the larger factor is the flag to blame.
         let (flag, value) = if u128::from(p.population) > lps {
@@ -56,8 +74,23 @@ impl BuiltinModel for PholdParams {
     }
 
     fn run_once(&self, kernel: &KernelArgs, seed: u64, primary: bool) -> Result<Outcome> {
-        let lps = self.build()?;
         let config = run_config(kernel, seed, self.end);
+        if self.watchdog > 0.0 {
+            // Each LP reports its count of timeouts at the end.
+            let lps = self.build_watched()?;
+            let mut timeouts = 0u64;
+            let mut sink = |committed: Committed<u64>| timeouts += committed.output;
+            let result = run_on_kernel(kernel, config, lps, &mut sink, primary)?;
+            let mut outcome = Outcome::from_result(result);
+            if outcome.error.is_none() {
+                outcome
+                    .metrics
+                    .insert("timeouts".into(), Value::from(timeouts));
+                outcome.text = format!("timeouts {timeouts}\n");
+            }
+            return Ok(outcome);
+        }
+        let lps = self.build()?;
         let result = run_on_kernel(kernel, config, lps, &mut Discard, primary)?;
         Ok(Outcome::from_result(result))
     }

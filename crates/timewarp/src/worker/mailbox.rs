@@ -135,6 +135,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             }
             Msg::Withdraw { key, cause, .. } => {
                 if self.lps[l].processed_at_or_after(key) {
+                    self.counters.retraction_rollbacks += 1;
                     self.rollback(l, key, false);
                 }
                 self.clear_failure(l, key);
@@ -157,6 +158,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 if let Some((event, _)) = restored {
                     self.sizes.withdrawn -= 1;
                     if self.lps[l].processed_at_or_after(key) {
+                        self.counters.retraction_rollbacks += 1;
                         self.rollback(l, key, false);
                     }
                     self.clear_failure(l, key);
@@ -169,6 +171,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             Msg::Move { from, to, .. } => {
                 let first = from.min(to);
                 if self.lps[l].processed_at_or_after(first) {
+                    self.counters.retraction_rollbacks += 1;
                     self.rollback(l, first, false);
                 }
                 self.clear_failure(l, first);
