@@ -224,12 +224,12 @@ impl TimeWarp {
         if n_lps_given > u32::MAX as usize {
             return (fail(SimError::TooManyLps(n_lps_given), report), stats);
         }
-        if config.pause_after.is_some() || config.stop.is_some() {
+        if config.pause_after.is_some() {
             return (
                 fail(
                     SimError::Config(
-                        "the timewarp kernel pauses only at a time (`pause_at`), not by event \
-                         count or stop handle"
+                        "the timewarp kernel pauses at a time (`pause_at`) or by a stop \
+                         handle, not by event count"
                             .into(),
                     ),
                     report,
@@ -299,6 +299,8 @@ impl TimeWarp {
 
         let mut summaries: Vec<Option<Box<Summary>>> = (0..threads).map(|_| None).collect();
         let mut delivered: Vec<(EventKey, LpId, M::Output)> = Vec::new();
+        // What the stop handle asked for while the run ran: nothing, a pause, a stop.
+        let mut asked = Asked::Nothing;
         std::thread::scope(|scope| {
             let crew = Crew {
                 route: &route,
@@ -322,6 +324,9 @@ impl TimeWarp {
             let mut bounds = vec![EventKey::init(LpId::new(0)); threads];
             let mut finished = 0;
             while finished < running {
+                if let Some(stop) = &config.stop {
+                    asked = asked.max(stop_request(stop, &shared, run_end));
+                }
                 match from_workers.recv_timeout(WATCH_EVERY) {
                     Ok(ToCoordinator::Committed {
                         worker,
@@ -362,6 +367,7 @@ impl TimeWarp {
 
         let last_commit =
             f64::from_bits(shared.last_commit.load(std::sync::atomic::Ordering::SeqCst));
+        let shared_paused = shared.paused.load(std::sync::atomic::Ordering::SeqCst);
         let stop = shared
             .stop_info
             .into_inner()
@@ -385,9 +391,14 @@ impl TimeWarp {
         let finals = finals
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let pausing = pausing || shared_paused;
+        let reason = match asked {
+            Asked::Stop => StopReason::Interrupted,
+            Asked::Nothing | Asked::Pause => StopReason::Paused,
+        };
         let result = result.map(|report| {
             if pausing {
-                paused(self.name(), report, finals, last_commit)
+                paused(self.name(), report, finals, last_commit, reason)
             } else {
                 Ending::Finished(final_states(report, finals))
             }
@@ -424,8 +435,9 @@ fn paused<M: LogicalProcess>(
     mut report: Report,
     finals: Vec<FinalLp<M>>,
     last_commit: f64,
+    reason: StopReason,
 ) -> Ending<M> {
-    report.stop_reason = StopReason::Paused;
+    report.stop_reason = reason;
     report.pending_at_end_time = 0;
     // The clock of a pause is the last commit, as after a sequential pause.
     report.end_time = last_commit;
@@ -441,6 +453,34 @@ fn paused<M: LogicalProcess>(
     }
     let checkpoint = Checkpoint::from_parts(kernel, states, metas, pending, &report);
     Ending::Paused(Box::new(checkpoint), report)
+}
+
+/// What a run's stop handle asked for while it ran, in increasing precedence: a stop turns
+/// a pause already under way into a stop (same pause point, reported as interrupted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Asked {
+    Nothing,
+    Pause,
+    Stop,
+}
+
+/// Looks at the stop handle (the coordinator, between deliveries): a stop or a pause request
+/// lowers the run's end to just past the current GVT ([`Shared::lower_end`]), where the
+/// run pauses with a checkpoint. A request that comes when the run is already past that
+/// point (its end is no later) asks for nothing: the run ends as it would have.
+fn stop_request<O>(stop: &warpsim_core::StopHandle, shared: &Shared<O>, run_end: f64) -> Asked {
+    let asked = if stop.stop_requested() {
+        Asked::Stop
+    } else if stop.take_pause() {
+        Asked::Pause
+    } else {
+        return Asked::Nothing;
+    };
+    if shared.lower_end(run_end).is_some() || shared.end_time() < run_end {
+        asked
+    } else {
+        Asked::Nothing
+    }
 }
 
 /// Stops the run when the observer panicked (as when the sink does).

@@ -93,9 +93,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// Acts on a new GVT: commits below it, and decides whether the run is over. Returns
     /// `true` when this worker should finish.
     pub(super) fn new_gvt(&mut self, gvt: EventKey) -> bool {
+        self.refresh_end();
         self.adapt(gvt);
         self.gvt = gvt;
-        self.commit_below(gvt);
+        // Nothing at or after a pause asked for mid-run commits (see `end.rs`).
+        self.commit_below(gvt.min(self.end_bound()));
         let held = std::mem::take(&mut self.lists.held);
         for &l in &held {
             let lp = &mut self.lps[l as usize];
@@ -110,7 +112,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         for &l in &held {
             self.resched(l as usize);
         }
-        if gvt == key_max() || gvt.time.as_f64() >= self.settings.end_time {
+        if gvt == key_max() || gvt.time.as_f64() >= self.end_time {
             return true;
         }
         if self.settings.balance {
