@@ -160,6 +160,10 @@ where
             })
         }
         KernelKind::Timewarp => {
+            // Signals stop a Time Warp run at its next GVT, as they stop the sequential
+            // kernel between events.
+            crate::checkpointing::install_signals()?;
+            let config = config.stop_handle(crate::checkpointing::stop_handle());
             let n_lps = lps.len();
             if !checkpointing {
                 let kernel = timewarp_kernel(common, config, n_lps, show_progress);
@@ -168,12 +172,6 @@ where
                     result,
                     timewarp: Some(stats),
                 });
-            }
-            if plan.checkpoint_every.is_some() {
-                return Err(anyhow!(
-                    "--checkpoint-every is not yet supported on --kernel timewarp (it pauses \
-                     at a simulated time: use --checkpoint-at)"
-                ));
             }
             // Each stretch is a run of its own; the statistics are the last stretch's.
             let mut stats = None;
@@ -191,8 +189,8 @@ where
             })
         }
         KernelKind::Sequential => {
-            // Only the sequential kernel stops between events: signals stop it gracefully
-            // (on Time Warp they keep their default action, which ends the process at once).
+            // Signals stop the sequential kernel between events (over MPI they keep their
+            // default action, which ends the process at once).
             crate::checkpointing::install_signals()?;
             let config = config.stop_handle(crate::checkpointing::stop_handle());
             let progress = Progress::new(if show_progress {
