@@ -165,9 +165,22 @@ where
             crate::checkpointing::install_signals()?;
             let config = config.stop_handle(crate::checkpointing::stop_handle());
             let n_lps = lps.len();
+            let progress = Progress::new(if show_progress {
+                config.end_time
+            } else {
+                f64::NAN
+            });
+            let showing = |kernel: warpsim_timewarp::TimeWarp| {
+                if show_progress {
+                    kernel.on_progress(progress.timewarp_hook())
+                } else {
+                    kernel
+                }
+            };
             if !checkpointing {
-                let kernel = timewarp_kernel(common, config, n_lps, show_progress);
+                let kernel = showing(timewarp_kernel(common, config, n_lps, show_progress));
                 let (result, stats) = kernel.run_with_stats(lps, sink);
+                progress.finish();
                 return Ok(KernelRun {
                     result,
                     timewarp: Some(stats),
@@ -176,15 +189,23 @@ where
             // Each stretch is a run of its own; the statistics are the last stretch's.
             let mut stats = None;
             let mut first = true;
-            let result = run_in_stretches(common, config, lps, sink, |config, start, sink| {
-                let kernel = timewarp_kernel(common, config, n_lps, first);
-                first = false;
-                let (ending, run_stats) = kernel.run_from(start, sink);
-                stats = Some(run_stats);
-                ending
-            })?;
+            let result = run_in_stretches(
+                common,
+                config,
+                lps,
+                sink,
+                &progress,
+                |config, start, sink| {
+                    let kernel = showing(timewarp_kernel(common, config, n_lps, first));
+                    first = false;
+                    let (ending, run_stats) = kernel.run_from(start, sink);
+                    stats = Some(run_stats);
+                    ending
+                },
+            );
+            progress.finish();
             Ok(KernelRun {
-                result,
+                result: result?,
                 timewarp: stats,
             })
         }
@@ -198,14 +219,14 @@ where
             } else {
                 f64::NAN
             });
-            let hook = progress.hook(config.end_time);
+            let hook = progress.hook();
             let kernel = |config: RunConfig| {
                 Sequential::new(config)
                     .queue(common.queue)
                     .on_progress(hook.clone())
             };
             let result = if show_progress {
-                run_in_stretches(common, config, lps, sink, |config, start, sink| {
+                run_in_stretches(common, config, lps, sink, &progress, |config, start, sink| {
                     kernel(config).run_from(start, sink)
                 })
             } else {
@@ -226,12 +247,14 @@ where
 /// The main run: from `init` or the checkpoint `--resume-from`, in stretches between
 /// checkpoints (each written to `--checkpoint-file`), until it ends or a signal stops it
 /// (then its checkpoint is written and `finish` runs on the committed state, for the partial
-/// report). `run_stretch` runs one stretch on the chosen kernel.
+/// report). `run_stretch` runs one stretch on the chosen kernel; `progress` shows when the
+/// last checkpoint was written.
 fn run_in_stretches<M, S, F>(
     common: &KernelArgs,
     config: RunConfig,
     lps: Vec<M>,
     sink: &mut S,
+    progress: &Progress,
     mut run_stretch: F,
 ) -> Result<std::result::Result<Report, RunError>>
 where
@@ -299,6 +322,7 @@ where
         };
         if let Some(path) = file {
             let bytes = checkpointing::write(path, &mut checkpoint, sink.log())?;
+            progress.checkpointed(report.end_time);
             crate::out::note(&format!(
                 "checkpoint written to {} ({} events committed, time {}, {} bytes)",
                 path.display(),

@@ -13,6 +13,7 @@ use warpsim_core::{
 use crate::config::TimeWarp;
 use crate::message::key_max;
 use crate::observe::{Observe, Observing, Plain};
+use crate::progress::Progress;
 use crate::setup::{Crew, InitOutputs, Initialised, Placement, Prepared, initialise};
 use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
 use crate::stats::{ThreadStats, TimeWarpStats};
@@ -323,7 +324,14 @@ impl TimeWarp {
                 Watchdog::new(threads, self.warnings.slow_handler, shared.warnings.clone());
             let mut bounds = vec![EventKey::init(LpId::new(0)); threads];
             let mut finished = 0;
+            let mut shown = Instant::now();
             while finished < running {
+                if let Some(hook) = &self.progress.0
+                    && shown.elapsed() >= WATCH_EVERY
+                {
+                    shown = Instant::now();
+                    hook(&progress_now(&shared, run_end, before.as_ref()));
+                }
                 if let Some(stop) = &config.stop {
                     asked = asked.max(stop_request(stop, &shared, run_end));
                 }
@@ -391,6 +399,17 @@ impl TimeWarp {
         let finals = finals
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(hook) = &self.progress.0 {
+            let report = match &result {
+                Ok(report) => report,
+                Err(error) => &*error.partial,
+            };
+            hook(&Progress::new(
+                report.end_time,
+                report.events_committed,
+                report.events_processed,
+            ));
+        }
         let pausing = pausing || shared_paused;
         let reason = match asked {
             Asked::Stop => StopReason::Interrupted,
@@ -453,6 +472,21 @@ fn paused<M: LogicalProcess>(
     }
     let checkpoint = Checkpoint::from_parts(kernel, states, metas, pending, &report);
     Ending::Paused(Box::new(checkpoint), report)
+}
+
+/// The run's progress as the workers last published it (each at its latest GVT), with a
+/// continued run's earlier events.
+fn progress_now<O>(shared: &Shared<O>, run_end: f64, before: Option<&Report>) -> Progress {
+    use std::sync::atomic::Ordering::Relaxed;
+    let earlier = before.map_or(0, |report| report.events_committed);
+    let (committed, processed) = shared.gauges.iter().fold((earlier, earlier), |sum, gauge| {
+        (
+            sum.0 + gauge.committed.load(Relaxed),
+            sum.1 + gauge.processed.load(Relaxed),
+        )
+    });
+    let gvt = shared.gvt.current().time.as_f64().min(run_end);
+    Progress::new(gvt, committed, processed)
 }
 
 /// What a run's stop handle asked for while it ran, in increasing precedence: a stop turns

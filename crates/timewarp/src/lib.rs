@@ -127,6 +127,7 @@ mod lpqueue;
 mod message;
 mod observe;
 mod pending;
+mod progress;
 mod setup;
 mod shared;
 mod stats;
@@ -136,5 +137,6 @@ mod worker;
 
 pub use any::{AnyKernel, KernelSpec, KernelSpecError};
 pub use config::{Cancellation, Partition, TimeWarp, parse_bytes};
+pub use progress::{Progress, ProgressHook};
 pub use stats::{ThreadStats, TimeWarpStats};
 pub use watch::{Warning, WarningHook};

@@ -49,8 +49,11 @@ pub(crate) struct StopInfo<O> {
 #[derive(Debug, Default)]
 pub(crate) struct Gauge {
     pub(crate) total: AtomicU64,
-    /// Events committed so far (load balancing reads it).
+    /// Events committed so far, as of the worker's last GVT (load balancing and the
+    /// progress hook read it).
     pub(crate) committed: AtomicU64,
+    /// Events processed so far, as of the worker's last GVT (the progress hook).
+    pub(crate) processed: AtomicU64,
 }
 
 /// State shared by all workers and the coordinator.

@@ -112,16 +112,19 @@ impl<M: LogicalProcess> Worker<'_, M> {
         for &l in &held {
             self.resched(l as usize);
         }
+        // For load balancing and the progress hook.
+        let gauge = &self.shared.gauges[self.index];
+        gauge
+            .committed
+            .store(self.counters.committed, Ordering::Relaxed);
+        gauge
+            .processed
+            .store(self.counters.processed, Ordering::Relaxed);
         if gvt == key_max() || gvt.time.as_f64() >= self.end_time {
             return true;
         }
-        if self.settings.balance {
-            self.shared.gauges[self.index]
-                .committed
-                .store(self.counters.committed, Ordering::Relaxed);
-            if self.index == 0 {
-                self.consider_balancing();
-            }
+        if self.settings.balance && self.index == 0 {
+            self.consider_balancing();
         }
         for &l in &self.lists.failed {
             let lp = &mut self.lps[l as usize];
