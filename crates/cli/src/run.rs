@@ -226,9 +226,14 @@ where
                     .on_progress(hook.clone())
             };
             let result = if show_progress {
-                run_in_stretches(common, config, lps, sink, &progress, |config, start, sink| {
-                    kernel(config).run_from(start, sink)
-                })
+                run_in_stretches(
+                    common,
+                    config,
+                    lps,
+                    sink,
+                    &progress,
+                    |config, start, sink| kernel(config).run_from(start, sink),
+                )
             } else {
                 let ending = kernel(config).run_from(Start::Init(lps), sink);
                 Ok(ending.and_then(|ending| match ending {

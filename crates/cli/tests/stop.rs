@@ -198,3 +198,117 @@ fn bad_checkpoint_periods_are_refused_in_one_line() {
         assert!(output.stdout.is_empty());
     }
 }
+
+/// The end time of a PHOLD run of 64 LPs that takes a few tenths of a second.
+fn short_end() -> &'static str {
+    if cfg!(debug_assertions) {
+        "2000"
+    } else {
+        "20000"
+    }
+}
+
+/// `events_committed` of one PHOLD run of 64 LPs with `seed` on `kernel`.
+fn single_run(end: &str, seed: u64, kernel: &str) -> u64 {
+    let seed = seed.to_string();
+    let output = warpsim(&[
+        "run", "phold", "--lps", "64", "--end", end, "--seed", &seed, "--kernel", kernel, "--json",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    json(&output)["events_committed"].as_u64().unwrap()
+}
+
+#[test]
+fn a_signal_stops_replications_and_the_finished_ones_are_summarised() {
+    for (kernel, signal, code) in [("sequential", "-INT", 130), ("timewarp", "-TERM", 143)] {
+        // Two hundred runs of a few tenths of a second, two at a time: the signal comes
+        // after some have finished and long before all have.
+        let stopped = interrupted(
+            &[
+                "run",
+                "phold",
+                "--lps",
+                "64",
+                "--end",
+                short_end(),
+                "--kernel",
+                kernel,
+                "--threads",
+                "1",
+                "--replications",
+                "200",
+                "--json",
+            ],
+            signal,
+            2500,
+        );
+        assert_eq!(stopped.status.code(), Some(code), "{}", stderr(&stopped));
+        let err = stderr(&stopped);
+        assert!(err.contains("stopped the batch"), "{err}");
+        let batch = json(&stopped);
+        assert_eq!(
+            batch["stopped_by"],
+            if code == 130 { "SIGINT" } else { "SIGTERM" }
+        );
+        let finished = batch["finished"].as_u64().unwrap();
+        assert!(finished > 0 && finished < 200, "{finished} finished");
+        let runs = batch["runs"].as_array().unwrap();
+        assert_eq!(runs.len() as u64, finished);
+        assert_eq!(batch["metrics"]["events_committed"]["n"], finished);
+        // Each finished run is the whole run of its seed (checked for the first and last).
+        for run in [&runs[0], &runs[runs.len() - 1]] {
+            let seed = run["seed"].as_u64().unwrap();
+            assert_eq!(
+                run["events_committed"].as_f64().unwrap() as u64,
+                single_run(short_end(), seed, kernel),
+                "{kernel}: replication {}",
+                run["replication"]
+            );
+        }
+    }
+}
+
+#[test]
+fn a_signal_stops_a_sweep_and_the_finished_points_are_reported() {
+    let dir = scratch("sweep-signal");
+    let csv = dir.join("sweep.csv");
+    // One point ends at once, the other would take minutes.
+    let stopped = interrupted(
+        &[
+            "sweep",
+            "phold",
+            "--set",
+            "end=50,1e9",
+            "--lps",
+            "64",
+            "--seed",
+            "5",
+            "--csv",
+            path(&csv),
+            "--json",
+        ],
+        "-INT",
+        1500,
+    );
+    assert_eq!(stopped.status.code(), Some(130), "{}", stderr(&stopped));
+    let err = stderr(&stopped);
+    assert!(err.contains("stopped the sweep"), "{err}");
+    let sweep = json(&stopped);
+    assert_eq!(sweep["stopped_by"], "SIGINT");
+    assert_eq!(sweep["points_total"], 2);
+    assert_eq!(sweep["points_finished"], 1);
+    let points = sweep["points"].as_array().unwrap();
+    assert_eq!(points.len(), 1);
+    assert_eq!(points[0]["set"]["end"], 50);
+    let committed = points[0]["metrics"]["events_committed"]["mean"]
+        .as_f64()
+        .unwrap() as u64;
+    assert_eq!(committed, {
+        let output = warpsim(&[
+            "run", "phold", "--lps", "64", "--end", "50", "--seed", "5", "--json",
+        ]);
+        json(&output)["events_committed"].as_u64().unwrap()
+    });
+    let table = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(table.lines().count(), 2, "{table}");
+}

@@ -54,6 +54,10 @@ pub(crate) struct ProgressSlot(pub(crate) Option<ProgressHook>);
 
 impl std::fmt::Debug for ProgressSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "Some(hook)" } else { "None" })
+        f.write_str(if self.0.is_some() {
+            "Some(hook)"
+        } else {
+            "None"
+        })
     }
 }
