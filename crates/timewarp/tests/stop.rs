@@ -103,10 +103,12 @@ fn lps(n: usize, slow_from: f64) -> Vec<Paced> {
     ]
 }
 
+type Outputs = Vec<Committed<(u8, bool, u64)>>;
+
 /// A sink that keeps every output and makes a request of `handle` when it first receives
 /// an output at or after `at` (a stop, or a pause when `pause`).
 struct Requesting {
-    outputs: Vec<Committed<(u8, bool, u64)>>,
+    outputs: Outputs,
     handle: StopHandle,
     at: f64,
     pause: bool,
@@ -149,7 +151,7 @@ fn round_trip(mut checkpoint: Box<Checkpoint<Paced>>) -> Box<Checkpoint<Paced>> 
 }
 
 /// The uninterrupted run: report, outputs, final states (compared by `Debug`).
-fn whole(config: &RunConfig) -> (Report, Vec<Committed<(u8, bool, u64)>>, String) {
+fn whole(config: &RunConfig) -> (Report, Outputs, String) {
     let mut outputs = Vec::new();
     let finished = Sequential::new(config.clone())
         .run_final(lps(size().0, never()), &mut outputs)
