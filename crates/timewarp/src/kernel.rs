@@ -91,8 +91,15 @@ impl TimeWarp {
     ///
     /// A pause is taken the way the run ends at an end time: the workers stop at the pause
     /// time, every message lands, and each LP's committed state and pending events are
-    /// collected (no `finish` runs). Pausing by event count is refused, and so is a
-    /// [`StopHandle`](warpsim_core::StopHandle) (this kernel does not read one yet).
+    /// collected (no `finish` runs). A [`StopHandle`](warpsim_core::StopHandle) stops or
+    /// pauses the run at the next GVT `g` it reads the handle at: the run pauses at
+    /// `g.time.next_up()` (events a worker ran beyond it speculatively are rolled back),
+    /// with [`StopReason::Interrupted`] after [`StopHandle::stop`] and
+    /// [`StopReason::Paused`] after [`StopHandle::pause`] — the checkpoint continues it
+    /// exactly. Pausing by event count is refused.
+    ///
+    /// [`StopHandle::stop`]: warpsim_core::StopHandle::stop
+    /// [`StopHandle::pause`]: warpsim_core::StopHandle::pause
     ///
     /// ```
     /// use warpsim_core::{Discard, Ending, Kernel, RunConfig, Sequential, Start};
