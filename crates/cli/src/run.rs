@@ -295,7 +295,7 @@ where
         Start::Resume(checkpoint) => !past(*at, checkpoint),
         Start::Init(_) => true,
     });
-    let _ticker = checkpointing::Ticker::start(plan.checkpoint_every, checkpointing::stop_handle());
+    let ticker = checkpointing::Ticker::start(plan.checkpoint_every, checkpointing::stop_handle());
     // The report covers this process's whole run: every stretch's wall time, and the events
     // committed since it started (a resumed run's earlier events ran in another process).
     let started = std::time::Instant::now();
@@ -328,6 +328,7 @@ where
         if let Some(path) = file {
             let bytes = checkpointing::write(path, &mut checkpoint, sink.log())?;
             progress.checkpointed(report.end_time);
+            ticker.restart(&checkpointing::stop_handle());
             crate::out::note(&format!(
                 "checkpoint written to {} ({} events committed, time {}, {} bytes)",
                 path.display(),
