@@ -186,11 +186,14 @@ fn stop_and_resume(
         asked: false,
     };
     // GVT rounds every 64 events at least: a stop takes effect at the next GVT, which on
-    // one thread with the default interval may be the run's last.
+    // one thread with the default interval may be the run's last. The optimism window
+    // keeps workers from having run (slowly) most of the rest of the run before the
+    // request: what remains is still to run when it comes.
     let kernel = TimeWarp::new(config.clone().stop_handle(handle))
         .threads(threads)
         .cancellation(cancellation)
-        .gvt_interval(64);
+        .gvt_interval(64)
+        .window(Some(1.0));
     let (ending, stats) = kernel.run_from(Start::Init(lps(n_lps, at)), &mut sink);
     let ending = ending.unwrap_or_else(|error| panic!("{what}: {}", error.error));
     let Ending::Paused(checkpoint, report) = ending else {
