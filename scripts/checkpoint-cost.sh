@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# What periodic checkpoints cost (issue 18): PHOLD with 1M LPs on the sequential kernel,
-# without checkpoints and with `--checkpoint-every`, side by side and alternating (the
-# machine may be shared: compare medians), and the checkpoint's size per LP.
+# What periodic checkpoints cost (issue 18): PHOLD with 1M LPs on the sequential kernel
+# (or KERNEL: `timewarp` runs on --threads 2), without checkpoints and with
+# `--checkpoint-every`, side by side and alternating (the machine may be shared: compare
+# medians), and the checkpoint's size per LP.
 #
-#   bash scripts/checkpoint-cost.sh [END] [EVERY] [ROUNDS]   # default: 60 10s 3
+#   bash scripts/checkpoint-cost.sh [END] [EVERY] [ROUNDS] [KERNEL]   # default: 60 10s 3 sequential
 #
 # With END 60 a run takes about a minute here, so `--checkpoint-every 10s` writes five or
 # six checkpoints. Prints one line per run and the medians.
@@ -12,11 +13,15 @@ cd "$(dirname "$0")/.."
 END=${1:-60}
 EVERY=${2:-10s}
 ROUNDS=${3:-3}
+KERNEL=${4:-sequential}
 cargo build --release -q -p warpsim-cli
 bin=target/release/warpsim
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-args=(run phold --lps 1000000 --end "$END" --json)
+args=(run phold --lps 1000000 --end "$END" --json --kernel "$KERNEL")
+if [ "$KERNEL" = timewarp ]; then
+    args+=(--threads 2)
+fi
 plain=()
 checked=()
 for round in $(seq "$ROUNDS"); do

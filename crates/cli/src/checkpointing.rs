@@ -257,7 +257,9 @@ where
     Ok(size)
 }
 
-/// Asks for a pause every `every` until dropped: the periodic checkpoint's clock.
+/// Asks for a pause every `every` until dropped: the periodic checkpoint's clock. The
+/// period counts from the end of the last checkpoint ([`Ticker::restart`]), so a run whose
+/// checkpoints take longer than the period still runs a whole period between two.
 pub(crate) struct Ticker {
     done: Option<std::sync::mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -273,13 +275,29 @@ impl Ticker {
         };
         let (done, wait) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
-            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(every) {
-                stop.pause();
+            loop {
+                match wait.recv_timeout(every) {
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => stop.pause(),
+                    // A restart: the period starts again.
+                    Ok(()) => {}
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                }
             }
         });
         Ticker {
             done: Some(done),
             thread: Some(thread),
+        }
+    }
+}
+
+impl Ticker {
+    /// After a checkpoint: forgets a pause asked for while it was written and starts the
+    /// period again.
+    pub(crate) fn restart(&self, stop: &StopHandle) {
+        if let Some(done) = &self.done {
+            let _ = stop.take_pause();
+            let _ = done.send(());
         }
     }
 }

@@ -160,39 +160,58 @@ where
             })
         }
         KernelKind::Timewarp => {
+            // Signals stop a Time Warp run at its next GVT, as they stop the sequential
+            // kernel between events.
+            crate::checkpointing::install_signals()?;
+            let config = config.stop_handle(crate::checkpointing::stop_handle());
             let n_lps = lps.len();
+            let progress = Progress::new(if show_progress {
+                config.end_time
+            } else {
+                f64::NAN
+            });
+            let showing = |kernel: warpsim_timewarp::TimeWarp| {
+                if show_progress {
+                    kernel.on_progress(progress.timewarp_hook())
+                } else {
+                    kernel
+                }
+            };
             if !checkpointing {
-                let kernel = timewarp_kernel(common, config, n_lps, show_progress);
+                let kernel = showing(timewarp_kernel(common, config, n_lps, show_progress));
                 let (result, stats) = kernel.run_with_stats(lps, sink);
+                progress.finish();
                 return Ok(KernelRun {
                     result,
                     timewarp: Some(stats),
                 });
             }
-            if plan.checkpoint_every.is_some() {
-                return Err(anyhow!(
-                    "--checkpoint-every is not yet supported on --kernel timewarp (it pauses \
-                     at a simulated time: use --checkpoint-at)"
-                ));
-            }
             // Each stretch is a run of its own; the statistics are the last stretch's.
             let mut stats = None;
             let mut first = true;
-            let result = run_in_stretches(common, config, lps, sink, |config, start, sink| {
-                let kernel = timewarp_kernel(common, config, n_lps, first);
-                first = false;
-                let (ending, run_stats) = kernel.run_from(start, sink);
-                stats = Some(run_stats);
-                ending
-            })?;
+            let result = run_in_stretches(
+                common,
+                config,
+                lps,
+                sink,
+                &progress,
+                |config, start, sink| {
+                    let kernel = showing(timewarp_kernel(common, config, n_lps, first));
+                    first = false;
+                    let (ending, run_stats) = kernel.run_from(start, sink);
+                    stats = Some(run_stats);
+                    ending
+                },
+            );
+            progress.finish();
             Ok(KernelRun {
-                result,
+                result: result?,
                 timewarp: stats,
             })
         }
         KernelKind::Sequential => {
-            // Only the sequential kernel stops between events: signals stop it gracefully
-            // (on Time Warp they keep their default action, which ends the process at once).
+            // Signals stop the sequential kernel between events (over MPI they keep their
+            // default action, which ends the process at once).
             crate::checkpointing::install_signals()?;
             let config = config.stop_handle(crate::checkpointing::stop_handle());
             let progress = Progress::new(if show_progress {
@@ -200,16 +219,21 @@ where
             } else {
                 f64::NAN
             });
-            let hook = progress.hook(config.end_time);
+            let hook = progress.hook();
             let kernel = |config: RunConfig| {
                 Sequential::new(config)
                     .queue(common.queue)
                     .on_progress(hook.clone())
             };
             let result = if show_progress {
-                run_in_stretches(common, config, lps, sink, |config, start, sink| {
-                    kernel(config).run_from(start, sink)
-                })
+                run_in_stretches(
+                    common,
+                    config,
+                    lps,
+                    sink,
+                    &progress,
+                    |config, start, sink| kernel(config).run_from(start, sink),
+                )
             } else {
                 let ending = kernel(config).run_from(Start::Init(lps), sink);
                 Ok(ending.and_then(|ending| match ending {
@@ -228,12 +252,14 @@ where
 /// The main run: from `init` or the checkpoint `--resume-from`, in stretches between
 /// checkpoints (each written to `--checkpoint-file`), until it ends or a signal stops it
 /// (then its checkpoint is written and `finish` runs on the committed state, for the partial
-/// report). `run_stretch` runs one stretch on the chosen kernel.
+/// report). `run_stretch` runs one stretch on the chosen kernel; `progress` shows when the
+/// last checkpoint was written.
 fn run_in_stretches<M, S, F>(
     common: &KernelArgs,
     config: RunConfig,
     lps: Vec<M>,
     sink: &mut S,
+    progress: &Progress,
     mut run_stretch: F,
 ) -> Result<std::result::Result<Report, RunError>>
 where
@@ -269,7 +295,7 @@ where
         Start::Resume(checkpoint) => !past(*at, checkpoint),
         Start::Init(_) => true,
     });
-    let _ticker = checkpointing::Ticker::start(plan.checkpoint_every, checkpointing::stop_handle());
+    let ticker = checkpointing::Ticker::start(plan.checkpoint_every, checkpointing::stop_handle());
     // The report covers this process's whole run: every stretch's wall time, and the events
     // committed since it started (a resumed run's earlier events ran in another process).
     let started = std::time::Instant::now();
@@ -301,6 +327,8 @@ where
         };
         if let Some(path) = file {
             let bytes = checkpointing::write(path, &mut checkpoint, sink.log())?;
+            progress.checkpointed(report.end_time);
+            ticker.restart(&checkpointing::stop_handle());
             crate::out::note(&format!(
                 "checkpoint written to {} ({} events committed, time {}, {} bytes)",
                 path.display(),

@@ -440,16 +440,4 @@ fn checkpoints_move_between_the_sequential_and_time_warp_kernels() {
             "{first} then {then}: deaths file"
         );
     }
-    // What Time Warp cannot do yet is refused in one line.
-    let file = dir.join("every.ckpt");
-    let mut every = args.to_vec();
-    every.extend([
-        "--kernel",
-        "timewarp",
-        "--checkpoint-file",
-        path(&file),
-        "--checkpoint-every",
-        "1m",
-    ]);
-    assert_one_line_error(&warpsim(&every), "--checkpoint-every is not yet supported");
 }

@@ -177,6 +177,7 @@ pub struct TimeWarp {
     pub(crate) memory: Option<u64>,
     pub(crate) gvt_interval: u64,
     pub(crate) warnings: Warnings,
+    pub(crate) progress: crate::progress::ProgressSlot,
 }
 
 /// Where warnings go and when a stall is one (see [`TimeWarp::on_warning`]).
@@ -216,6 +217,7 @@ impl TimeWarp {
                 hook: None,
                 slow_handler: Duration::from_secs(5),
             },
+            progress: crate::progress::ProgressSlot::default(),
         }
     }
 
@@ -331,6 +333,34 @@ impl TimeWarp {
     /// ```
     pub fn on_warning(mut self, hook: WarningHook) -> TimeWarp {
         self.warnings.hook = Some(hook);
+        self
+    }
+
+    /// Shows `hook` the run's [`Progress`](crate::Progress) (GVT, events committed and
+    /// processed) about every tenth of a second, for a progress bar. Runs over MPI do not
+    /// call it.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use warpsim_core::{Discard, Kernel, RunConfig};
+    /// use warpsim_models::phold::PholdParams;
+    /// use warpsim_timewarp::{Progress, TimeWarp};
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let shown = seen.clone();
+    /// let params = PholdParams { lps: 16, end: 5.0, ..PholdParams::default() };
+    /// let report = TimeWarp::new(RunConfig::new(1).end_time(params.end))
+    ///     .threads(2)
+    ///     .on_progress(Arc::new(move |progress: &Progress| shown.lock().unwrap().push(*progress)))
+    ///     .run(params.build().unwrap(), &mut Discard)
+    ///     .unwrap();
+    /// // The last report is the run's end.
+    /// let last = *seen.lock().unwrap().last().unwrap();
+    /// assert_eq!(last.committed, report.events_committed);
+    /// assert_eq!(last.gvt, params.end);
+    /// ```
+    pub fn on_progress(mut self, hook: crate::ProgressHook) -> TimeWarp {
+        self.progress = crate::progress::ProgressSlot(Some(hook));
         self
     }
 

@@ -283,6 +283,14 @@ impl<K: Copy + Ord> GvtShared<K> {
         lock_state(&self.state).gvt
     }
 
+    /// Runs `decide` on the last published GVT with the protocol's lock held, so that no
+    /// GVT is published while it runs: whatever it stores (SeqCst) is seen by every worker
+    /// that polls a later GVT (the stop of a run, see [`crate::shared::Shared::lower_end`]).
+    pub(crate) fn with_current<R>(&self, decide: impl FnOnce(K) -> R) -> R {
+        let state = lock_state(&self.state);
+        decide(state.gvt)
+    }
+
     /// External mode: publishes a GVT computed from every rank's contribution.
     pub(crate) fn publish(&self, gvt: K) {
         let mut state = lock_state(&self.state);

@@ -13,6 +13,7 @@ use warpsim_core::{
 use crate::config::TimeWarp;
 use crate::message::key_max;
 use crate::observe::{Observe, Observing, Plain};
+use crate::progress::Progress;
 use crate::setup::{Crew, InitOutputs, Initialised, Placement, Prepared, initialise};
 use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
 use crate::stats::{ThreadStats, TimeWarpStats};
@@ -90,8 +91,15 @@ impl TimeWarp {
     ///
     /// A pause is taken the way the run ends at an end time: the workers stop at the pause
     /// time, every message lands, and each LP's committed state and pending events are
-    /// collected (no `finish` runs). Pausing by event count is refused, and so is a
-    /// [`StopHandle`](warpsim_core::StopHandle) (this kernel does not read one yet).
+    /// collected (no `finish` runs). A [`StopHandle`](warpsim_core::StopHandle) stops or
+    /// pauses the run at the next GVT `g` it reads the handle at: the run pauses at
+    /// `g.time.next_up()` (events a worker ran beyond it speculatively are rolled back),
+    /// with [`StopReason::Interrupted`] after [`StopHandle::stop`] and
+    /// [`StopReason::Paused`] after [`StopHandle::pause`] — the checkpoint continues it
+    /// exactly. Pausing by event count is refused.
+    ///
+    /// [`StopHandle::stop`]: warpsim_core::StopHandle::stop
+    /// [`StopHandle::pause`]: warpsim_core::StopHandle::pause
     ///
     /// ```
     /// use warpsim_core::{Discard, Ending, Kernel, RunConfig, Sequential, Start};
@@ -224,12 +232,12 @@ impl TimeWarp {
         if n_lps_given > u32::MAX as usize {
             return (fail(SimError::TooManyLps(n_lps_given), report), stats);
         }
-        if config.pause_after.is_some() || config.stop.is_some() {
+        if config.pause_after.is_some() {
             return (
                 fail(
                     SimError::Config(
-                        "the timewarp kernel pauses only at a time (`pause_at`), not by event \
-                         count or stop handle"
+                        "the timewarp kernel pauses at a time (`pause_at`) or by a stop \
+                         handle, not by event count"
                             .into(),
                     ),
                     report,
@@ -299,6 +307,8 @@ impl TimeWarp {
 
         let mut summaries: Vec<Option<Box<Summary>>> = (0..threads).map(|_| None).collect();
         let mut delivered: Vec<(EventKey, LpId, M::Output)> = Vec::new();
+        // What the stop handle asked for while the run ran: nothing, a pause, a stop.
+        let mut asked = Asked::Nothing;
         std::thread::scope(|scope| {
             let crew = Crew {
                 route: &route,
@@ -321,7 +331,17 @@ impl TimeWarp {
                 Watchdog::new(threads, self.warnings.slow_handler, shared.warnings.clone());
             let mut bounds = vec![EventKey::init(LpId::new(0)); threads];
             let mut finished = 0;
+            let mut shown = Instant::now();
             while finished < running {
+                if let Some(hook) = &self.progress.0
+                    && shown.elapsed() >= WATCH_EVERY
+                {
+                    shown = Instant::now();
+                    hook(&progress_now(&shared, run_end, before.as_ref()));
+                }
+                if let Some(stop) = &config.stop {
+                    asked = asked.max(stop_request(stop, &shared, run_end));
+                }
                 match from_workers.recv_timeout(WATCH_EVERY) {
                     Ok(ToCoordinator::Committed {
                         worker,
@@ -362,6 +382,7 @@ impl TimeWarp {
 
         let last_commit =
             f64::from_bits(shared.last_commit.load(std::sync::atomic::Ordering::SeqCst));
+        let shared_paused = shared.paused.load(std::sync::atomic::Ordering::SeqCst);
         let stop = shared
             .stop_info
             .into_inner()
@@ -385,9 +406,25 @@ impl TimeWarp {
         let finals = finals
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(hook) = &self.progress.0 {
+            let report = match &result {
+                Ok(report) => report,
+                Err(error) => &*error.partial,
+            };
+            hook(&Progress::new(
+                report.end_time,
+                report.events_committed,
+                report.events_processed,
+            ));
+        }
+        let pausing = pausing || shared_paused;
+        let reason = match asked {
+            Asked::Stop => StopReason::Interrupted,
+            Asked::Nothing | Asked::Pause => StopReason::Paused,
+        };
         let result = result.map(|report| {
             if pausing {
-                paused(self.name(), report, finals, last_commit)
+                paused(self.name(), report, finals, last_commit, reason)
             } else {
                 Ending::Finished(final_states(report, finals))
             }
@@ -424,8 +461,9 @@ fn paused<M: LogicalProcess>(
     mut report: Report,
     finals: Vec<FinalLp<M>>,
     last_commit: f64,
+    reason: StopReason,
 ) -> Ending<M> {
-    report.stop_reason = StopReason::Paused;
+    report.stop_reason = reason;
     report.pending_at_end_time = 0;
     // The clock of a pause is the last commit, as after a sequential pause.
     report.end_time = last_commit;
@@ -441,6 +479,49 @@ fn paused<M: LogicalProcess>(
     }
     let checkpoint = Checkpoint::from_parts(kernel, states, metas, pending, &report);
     Ending::Paused(Box::new(checkpoint), report)
+}
+
+/// The run's progress as the workers last published it (each at its latest GVT), with a
+/// continued run's earlier events.
+fn progress_now<O>(shared: &Shared<O>, run_end: f64, before: Option<&Report>) -> Progress {
+    use std::sync::atomic::Ordering::Relaxed;
+    let earlier = before.map_or(0, |report| report.events_committed);
+    let (committed, processed) = shared.gauges.iter().fold((earlier, earlier), |sum, gauge| {
+        (
+            sum.0 + gauge.committed.load(Relaxed),
+            sum.1 + gauge.processed.load(Relaxed),
+        )
+    });
+    let gvt = shared.gvt.current().time.as_f64().min(run_end);
+    Progress::new(gvt, committed, processed)
+}
+
+/// What a run's stop handle asked for while it ran, in increasing precedence: a stop turns
+/// a pause already under way into a stop (same pause point, reported as interrupted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Asked {
+    Nothing,
+    Pause,
+    Stop,
+}
+
+/// Looks at the stop handle (the coordinator, between deliveries): a stop or a pause request
+/// lowers the run's end to just past the current GVT ([`Shared::lower_end`]), where the
+/// run pauses with a checkpoint. A request that comes when the run is already past that
+/// point (its end is no later) asks for nothing: the run ends as it would have.
+fn stop_request<O>(stop: &warpsim_core::StopHandle, shared: &Shared<O>, run_end: f64) -> Asked {
+    let asked = if stop.stop_requested() {
+        Asked::Stop
+    } else if stop.take_pause() {
+        Asked::Pause
+    } else {
+        return Asked::Nothing;
+    };
+    if shared.lower_end(run_end).is_some() || shared.end_time() < run_end {
+        asked
+    } else {
+        Asked::Nothing
+    }
 }
 
 /// Stops the run when the observer panicked (as when the sink does).

@@ -108,6 +108,12 @@
 //! **Load balancing** (optional, [`TimeWarp::load_balancing`]): at GVT, the most loaded LPs of
 //! the busiest worker move, with their whole optimistic state, to the idlest one.
 //!
+//! **Stopping and checkpoints.** A [`StopHandle`](warpsim_core::StopHandle) in the
+//! `RunConfig` stops or pauses a run at its next GVT with a
+//! [`Checkpoint`](warpsim_core::Checkpoint) of the committed state
+//! ([`TimeWarp::run_from`]), which continues on any kernel to the uninterrupted run's result;
+//! [`TimeWarp::on_progress`] shows a progress bar the GVT and the counts as the run goes.
+//!
 //! **Limits.** `RunConfig::max_events` and critical-path analysis are refused with
 //! [`SimError::Config`](warpsim_core::SimError::Config): use an end time, and the sequential
 //! kernel for the critical path (it commits the same events).
@@ -127,6 +133,7 @@ mod lpqueue;
 mod message;
 mod observe;
 mod pending;
+mod progress;
 mod setup;
 mod shared;
 mod stats;
@@ -136,5 +143,6 @@ mod worker;
 
 pub use any::{AnyKernel, KernelSpec, KernelSpecError};
 pub use config::{Cancellation, Partition, TimeWarp, parse_bytes};
+pub use progress::{Progress, ProgressHook};
 pub use stats::{ThreadStats, TimeWarpStats};
 pub use watch::{Warning, WarningHook};

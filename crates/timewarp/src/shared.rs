@@ -49,8 +49,11 @@ pub(crate) struct StopInfo<O> {
 #[derive(Debug, Default)]
 pub(crate) struct Gauge {
     pub(crate) total: AtomicU64,
-    /// Events committed so far (load balancing reads it).
+    /// Events committed so far, as of the worker's last GVT (load balancing and the
+    /// progress hook read it).
     pub(crate) committed: AtomicU64,
+    /// Events processed so far, as of the worker's last GVT (the progress hook).
+    pub(crate) processed: AtomicU64,
 }
 
 /// State shared by all workers and the coordinator.
@@ -85,6 +88,11 @@ pub(crate) struct Shared<O> {
     /// before the end-of-run barrier (and across ranks by the gateway before `landed`): the
     /// clock of `finish` when the run has no end time.
     pub(crate) last_commit: AtomicU64,
+    /// The bits of the time the run was asked to pause at while it ran (a stop or a
+    /// periodic checkpoint; infinity until then), see [`Shared::lower_end`].
+    end: AtomicU64,
+    /// The workers ended the run at a pause: each handed back its LPs' pending events.
+    pub(crate) paused: AtomicBool,
 }
 
 impl<O> std::fmt::Debug for Shared<O> {
@@ -121,7 +129,44 @@ impl<O> Shared<O> {
             in_flight: AtomicI64::new(0),
             finishing: AtomicUsize::new(0),
             last_commit: AtomicU64::new(0),
+            end: AtomicU64::new(f64::INFINITY.to_bits()),
+            paused: AtomicBool::new(false),
         }
+    }
+
+    /// Asks the run to pause at its next safe point, from the thread that delivers outputs:
+    /// at the smallest time after the last published GVT `g`, `g.time.next_up()` — every
+    /// event at `g.time` or before commits, none later — unless that is not before `limit`
+    /// (the run's own end or pause) or an earlier request's time. Returns the pause time
+    /// when this call lowered the end.
+    ///
+    /// # Ground rules
+    ///
+    /// - The time is chosen and stored under the GVT protocol's lock, so every GVT published
+    ///   after it is read by a worker that then sees the new end ([`Shared::end_time`], read
+    ///   at each new GVT), and every GVT published before it is at most `g`.
+    /// - A worker commits nothing at or after the end it knows, and ends at the first GVT
+    ///   at or past it; events it ran beyond it speculatively before it knew are rolled back
+    ///   before its last commit (`Worker::settle_pause`). Events below the pause do not
+    ///   depend on events at or after it (every event's sends have larger keys), so what
+    ///   commits is exactly the uninterrupted run's prefix.
+    pub(crate) fn lower_end(&self, limit: f64) -> Option<f64> {
+        self.gvt.with_current(|gvt| {
+            if gvt == crate::message::key_max() {
+                return None;
+            }
+            let pause = gvt.time.as_f64().next_up();
+            let current = f64::from_bits(self.end.load(Ordering::SeqCst));
+            (pause < limit.min(current)).then(|| {
+                self.end.store(pause.to_bits(), Ordering::SeqCst);
+                pause
+            })
+        })
+    }
+
+    /// The pause time asked for while the run ran (infinity when none was).
+    pub(crate) fn end_time(&self) -> f64 {
+        f64::from_bits(self.end.load(Ordering::SeqCst))
     }
 
     /// Stops the run at once after a failure outside the model's handlers (a panic in the

@@ -21,66 +21,98 @@ pub(crate) fn seeds(base: u64, replications: u32) -> Vec<u64> {
 }
 
 /// Runs `scenario` once per seed, in parallel on rayon's pool (Time Warp runs at most
-/// [`runs_at_once`](super::runs_at_once) at a time), and returns the outcomes in seed order. `primary_first` makes the first run the primary one (it alone may write side
-/// files such as plots). Ticks `bar` once per finished run.
+/// [`runs_at_once`](super::runs_at_once) at a time), and returns the outcomes in seed order.
+/// `primary_first` makes the first run the primary one (it alone may write side files such
+/// as plots). Ticks `bar` once per finished run.
 ///
 /// # Errors
 ///
 /// The first failure in seed order, naming the replication and its seed: a scenario error, or
-/// a run the kernel stopped with an error.
+/// a run the kernel stopped with an error; and a signal, which stops the batch (see
+/// [`replicate_until_stopped`] for a caller that reports what finished).
 pub(crate) fn replicate(
     scenario: &dyn Scenario,
     seeds: &[u64],
     primary_first: bool,
     bar: &RunsBar,
 ) -> Result<Vec<Outcome>> {
-    let results: Vec<Result<Outcome>> =
+    let batch = replicate_until_stopped(scenario, seeds, primary_first, bar)?;
+    if let Some(signal) = batch.stopped_by {
+        bail!(
+            "{} stopped the batch: {} of {} runs had finished; nothing is summarised",
+            crate::checkpointing::signal_name(signal),
+            batch.finished.len(),
+            seeds.len()
+        );
+    }
+    Ok(batch
+        .finished
+        .into_iter()
+        .map(|(_, outcome)| outcome)
+        .collect())
+}
+
+/// The runs of a batch that finished, with their indices in the batch, in order; all of
+/// them unless a signal stopped the batch.
+pub(crate) struct Batch {
+    pub(crate) finished: Vec<(usize, Outcome)>,
+    /// The signal that stopped the batch: the runs under way stopped (their partial figures
+    /// are left out) and the runs not yet started did not start.
+    pub(crate) stopped_by: Option<i32>,
+}
+
+/// [`replicate`] that, when a signal stops the batch, returns the runs that had finished.
+///
+/// # Errors
+///
+/// The first failure in seed order, naming the replication and its seed (runs a signal
+/// stopped are not failures).
+pub(crate) fn replicate_until_stopped(
+    scenario: &dyn Scenario,
+    seeds: &[u64],
+    primary_first: bool,
+    bar: &RunsBar,
+) -> Result<Batch> {
+    let results: Vec<Option<Result<Outcome>>> =
         super::with_runs_at_once(super::runs_at_once(scenario), || {
             seeds
                 .par_iter()
                 .enumerate()
                 .map(|(index, &seed)| {
+                    // After a signal, the runs not yet started do not start.
+                    if crate::checkpointing::signal().is_some() {
+                        return None;
+                    }
                     let outcome = scenario.run_once(seed, primary_first && index == 0);
                     bar.tick();
-                    outcome
+                    Some(outcome)
                 })
                 .collect()
         })?;
-    // A signal stops every run at once (see `checkpointing`): a summary of stopped runs
-    // would mix partial figures in, so the batch ends with one line instead.
-    if let Some(signal) = crate::checkpointing::signal() {
-        let finished = results
-            .iter()
-            .filter(|result| {
-                result.as_ref().is_ok_and(|outcome| {
-                    outcome.error.is_none()
-                        && outcome.report.stop_reason != warpsim_core::StopReason::Interrupted
-                })
-            })
-            .count();
-        bail!(
-            "{} stopped the batch: {finished} of {} runs had finished; nothing is summarised",
-            crate::checkpointing::signal_name(signal),
-            seeds.len()
-        );
+    let stopped_by = crate::checkpointing::signal();
+    let mut finished = Vec::with_capacity(results.len());
+    for (index, result) in results.into_iter().enumerate() {
+        let Some(result) = result else {
+            continue;
+        };
+        let outcome = result
+            .map_err(|error| anyhow!("replication {index} (seed {}): {error:#}", seeds[index]))?;
+        if let Some(error) = &outcome.error {
+            bail!(
+                "replication {index} (seed {}): run stopped: {}",
+                seeds[index],
+                error.error
+            );
+        }
+        if outcome.report.stop_reason == warpsim_core::StopReason::Interrupted {
+            continue;
+        }
+        finished.push((index, outcome));
     }
-    results
-        .into_iter()
-        .enumerate()
-        .map(|(index, result)| {
-            let outcome = result.map_err(|error| {
-                anyhow!("replication {index} (seed {}): {error:#}", seeds[index])
-            })?;
-            if let Some(error) = &outcome.error {
-                bail!(
-                    "replication {index} (seed {}): run stopped: {}",
-                    seeds[index],
-                    error.error
-                );
-            }
-            Ok(outcome)
-        })
-        .collect()
+    Ok(Batch {
+        finished,
+        stopped_by,
+    })
 }
 
 /// Each numeric metric of `outcomes` with its summary, in display order (the order of first
@@ -161,13 +193,20 @@ pub(crate) fn execute(scenario: &dyn Scenario, replications: u32) -> Result<()> 
     if replications == 0 {
         bail!("--replications must be at least 1 (got 0)");
     }
+    // A signal stops the runs under way and the batch reports the runs that finished.
+    crate::checkpointing::install_signals()?;
     let base = seed_of(scenario);
     let seeds = seeds(base, replications);
     let started = Instant::now();
     let bar = RunsBar::new(u64::from(replications), "replications");
-    let outcomes = replicate(scenario, &seeds, true, &bar);
+    let batch = replicate_until_stopped(scenario, &seeds, true, &bar);
     bar.finish();
-    let outcomes = outcomes?;
+    let Batch {
+        finished,
+        stopped_by,
+    } = batch?;
+    let indices: Vec<usize> = finished.iter().map(|(index, _)| *index).collect();
+    let outcomes: Vec<Outcome> = finished.into_iter().map(|(_, outcome)| outcome).collect();
     let summaries = summarise(&outcomes);
     let mut text = String::new();
     if scenario.run_args().json {
@@ -176,6 +215,13 @@ pub(crate) fn execute(scenario: &dyn Scenario, replications: u32) -> Result<()> 
         object.insert("replications".into(), Value::from(replications));
         object.insert("base_seed".into(), Value::from(base));
         object.insert("params".into(), scenario.params());
+        if let Some(signal) = stopped_by {
+            object.insert(
+                "stopped_by".into(),
+                Value::from(crate::checkpointing::signal_name(signal)),
+            );
+            object.insert("finished".into(), Value::from(outcomes.len()));
+        }
         let metrics: Map<String, Value> = summaries
             .iter()
             .map(|(name, summary)| (name.clone(), summary.to_json()))
@@ -183,12 +229,11 @@ pub(crate) fn execute(scenario: &dyn Scenario, replications: u32) -> Result<()> 
         object.insert("metrics".into(), Value::Object(metrics));
         let runs: Vec<Value> = outcomes
             .iter()
-            .zip(&seeds)
-            .enumerate()
-            .map(|(index, (outcome, &seed))| {
+            .zip(&indices)
+            .map(|(outcome, &index)| {
                 let mut run = Map::new();
                 run.insert("replication".into(), Value::from(index));
-                run.insert("seed".into(), Value::from(seed));
+                run.insert("seed".into(), Value::from(seeds[index]));
                 for (name, value) in numeric_metrics(outcome) {
                     run.insert(name, number(value));
                 }
@@ -199,9 +244,13 @@ pub(crate) fn execute(scenario: &dyn Scenario, replications: u32) -> Result<()> 
         writeln!(text, "{}", Value::Object(object))?;
     } else {
         writeln!(text, "{}", scenario.title())?;
+        let finished = match stopped_by {
+            Some(_) => format!("{} of ", outcomes.len()),
+            None => String::new(),
+        };
         writeln!(
             text,
-            "{replications} replications, seeds derive_seed({base}, 0..{replications}), \
+            "{finished}{replications} replications, seeds derive_seed({base}, 0..{replications}), \
              {} at a time, {:.3} s",
             super::runs_at_once(scenario).min(replications as usize),
             started.elapsed().as_secs_f64()
@@ -216,6 +265,15 @@ pub(crate) fn execute(scenario: &dyn Scenario, replications: u32) -> Result<()> 
         crate::out::note(&format!(
             "{partial} of {replications} replications stopped at --max-events: their figures \
              are partial"
+        ));
+    }
+    if let Some(signal) = stopped_by {
+        crate::out::note(&format!(
+            "{}: {} stopped the batch: {} of {replications} replications had finished, and \
+             the summary is of those (the runs under way stopped and are left out)",
+            scenario.name(),
+            crate::checkpointing::signal_name(signal),
+            outcomes.len()
         ));
     }
     crate::out::print(&text)?;

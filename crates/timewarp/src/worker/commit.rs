@@ -93,9 +93,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// Acts on a new GVT: commits below it, and decides whether the run is over. Returns
     /// `true` when this worker should finish.
     pub(super) fn new_gvt(&mut self, gvt: EventKey) -> bool {
+        self.refresh_end();
         self.adapt(gvt);
         self.gvt = gvt;
-        self.commit_below(gvt);
+        // Nothing at or after a pause asked for mid-run commits (see `end.rs`).
+        self.commit_below(gvt.min(self.end_bound()));
         let held = std::mem::take(&mut self.lists.held);
         for &l in &held {
             let lp = &mut self.lps[l as usize];
@@ -110,16 +112,19 @@ impl<M: LogicalProcess> Worker<'_, M> {
         for &l in &held {
             self.resched(l as usize);
         }
-        if gvt == key_max() || gvt.time.as_f64() >= self.settings.end_time {
+        // For load balancing and the progress hook.
+        let gauge = &self.shared.gauges[self.index];
+        gauge
+            .committed
+            .store(self.counters.committed, Ordering::Relaxed);
+        gauge
+            .processed
+            .store(self.counters.processed, Ordering::Relaxed);
+        if gvt == key_max() || gvt.time.as_f64() >= self.end_time {
             return true;
         }
-        if self.settings.balance {
-            self.shared.gauges[self.index]
-                .committed
-                .store(self.counters.committed, Ordering::Relaxed);
-            if self.index == 0 {
-                self.consider_balancing();
-            }
+        if self.settings.balance && self.index == 0 {
+            self.consider_balancing();
         }
         for &l in &self.lists.failed {
             let lp = &mut self.lps[l as usize];

@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use warpsim_core::kernel_api::{LpMeta, finish_time, run_finish};
-use warpsim_core::{EventKey, LogicalProcess, LpId, PendingEvent};
+use warpsim_core::{EventKey, LogicalProcess, LpId, PendingEvent, Time};
 
 use super::Worker;
 use crate::message::key_max;
@@ -20,6 +20,66 @@ pub(crate) struct FinalLp<M: LogicalProcess> {
 }
 
 impl<M: LogicalProcess> Worker<'_, M> {
+    /// Reads the pause asked for while the run runs ([`Shared::lower_end`]), at each new
+    /// GVT and before anything commits below it: from then on this worker runs no event at
+    /// or after it and commits none (a GVT published after the request is read only after
+    /// the request's store, so no worker can commit past the pause).
+    ///
+    /// [`Shared::lower_end`]: crate::shared::Shared::lower_end
+    pub(super) fn refresh_end(&mut self) {
+        let end = self.shared.end_time();
+        if end < self.end_time {
+            self.end_time = end;
+        }
+    }
+
+    /// The smallest key at the end time (everything if there is none): nothing at or after
+    /// it commits.
+    pub(super) fn end_bound(&self) -> EventKey {
+        Time::new(self.end_time).map_or_else(
+            |_| key_max(),
+            |time| EventKey::new(time, 0, LpId::new(0), Time::ZERO, 0),
+        )
+    }
+
+    /// Whether the run ends at a pause (for a checkpoint) rather than at its end: a pause
+    /// time set before the run, or one asked for while it ran — unless everything ran
+    /// first (the run drained: GVT is "no event anywhere"), which every worker sees alike.
+    fn pausing(&self) -> bool {
+        self.settings.pause || (self.end_time < self.settings.end_time && self.gvt != key_max())
+    }
+
+    /// Before the last commit of a run paused while it ran: rolls back every event this
+    /// worker ran at or after the pause (it may have run some speculatively before it knew
+    /// of the pause), and, in lazy mode, sends the antimessages of every deferred send
+    /// (nothing runs again to regenerate them). Every worker does this before the
+    /// end-of-run barrier, so after it every processed event anywhere is below the pause,
+    /// and the antimessages, restores and moves still in flight touch only pending events:
+    /// absorbing them after the barrier rolls nothing back and sends nothing.
+    pub(super) fn settle_pause(&mut self) {
+        if !self.pausing() || self.shared.stop_key().is_some() || self.shared.is_aborted() {
+            return;
+        }
+        let bound = self.end_bound();
+        let dirty = self.lists.dirty.clone();
+        for l in dirty {
+            let l = l as usize;
+            if self.lps[l]
+                .processed
+                .back()
+                .is_some_and(|record| record.key >= bound)
+            {
+                self.rollback(l, bound, true);
+            }
+        }
+        let deferred = std::mem::take(&mut self.lists.deferred);
+        for &l in &deferred {
+            self.flush_deferred(l as usize, |_| true);
+            self.lps[l as usize].in_deferred = false;
+            self.lps[l as usize].tidy();
+        }
+    }
+
     /// Publishes this worker's latest commit for the run's end-of-run clock; called after
     /// the last commit and before the end-of-run barrier, so every worker has published
     /// once the barrier passes.
@@ -42,7 +102,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
         if self.shared.stop_key().is_some_and(|key| !key.is_finish()) || self.shared.is_aborted() {
             return false;
         }
-        if self.settings.pause {
+        if self.pausing() {
+            self.shared.paused.store(true, Ordering::SeqCst);
             // The run goes on from a checkpoint: no `finish`, and the events at the pause
             // time stay pending (`take_states` hands them back).
             let _ = self.to_coordinator.send(ToCoordinator::Committed {
@@ -106,7 +167,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// The final states of this worker's LPs (after a run that finished), with their
     /// pending events after a pause.
     pub(super) fn take_states(&mut self) -> Vec<FinalLp<M>> {
-        let pause = self.settings.pause;
+        let pause = self.pausing();
         self.lps
             .drain(..)
             .map(|mut lp| {

@@ -114,6 +114,9 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     last_commit: f64,
     counters: Counters,
     balance: Balance<'a, M>,
+    /// Where this worker's run ends: the settings' end (or pause) time, lowered when a stop
+    /// or a periodic checkpoint asks the run to pause (see `end.rs`).
+    end_time: f64,
 }
 
 /// A worker's channels: its inbox, the other workers' inboxes, what waits to go to each,
@@ -353,6 +356,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 load_marks: Vec::new(),
                 transfer: parts.transfer,
             },
+            end_time: settings.end_time,
         };
         for l in 0..worker.lps.len() {
             worker.resched(l);
@@ -494,10 +498,11 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 std::thread::sleep(IDLE_WAIT);
             }
         }
-        let bound = self
-            .shared
-            .stop_key()
-            .unwrap_or_else(crate::message::key_max);
+        self.settle_pause();
+        // Nothing at or after the end commits: after a pause asked for mid-run, the
+        // retractions there that `settle_pause` undid must find their events again.
+        let end = self.end_bound();
+        let bound = self.shared.stop_key().map_or(end, |stop| stop.min(end));
         self.commit_below(bound);
         self.publish_last_commit();
         if self.settings.content_hash {

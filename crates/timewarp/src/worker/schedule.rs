@@ -18,7 +18,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             let Some((time, l)) = self.next_lp() else {
                 break;
             };
-            if time >= self.settings.end_time {
+            if time >= self.end_time {
                 break;
             }
             if let Some(window) = self.window.window()

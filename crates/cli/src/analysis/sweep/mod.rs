@@ -202,24 +202,38 @@ pub(crate) fn run(app: &crate::App, command: SweepCmd) -> Result<()> {
     // Points run in parallel, and so do the replications of each (rayon nests), so the pool
     // stays busy across points while only the runs in flight are in memory.
     let bar = RunsBar::new(n_points.saturating_mul(run_seeds.len() as u64), "runs");
-    let results: Vec<Result<PointResult>> = with_runs_at_once(at_once, || {
+    // A signal stops the runs under way; the points whose runs all finished are reported.
+    crate::checkpointing::install_signals()?;
+    let results: Vec<Result<Option<PointResult>>> = with_runs_at_once(at_once, || {
         (0..n_points)
             .into_par_iter()
             .map(|index| {
+                if crate::checkpointing::signal().is_some() {
+                    return Ok(None);
+                }
                 let values = grid_point(&axes, index);
                 let label = describe(&axes, &values);
                 let command = point_command(index)?;
                 let scenario: &dyn Scenario = &*command;
-                let outcomes: Vec<Result<Outcome>> = run_seeds
+                let outcomes: Vec<Option<Result<Outcome>>> = run_seeds
                     .par_iter()
                     .map(|&seed| {
+                        // After a signal, the runs not yet started do not start.
+                        if crate::checkpointing::signal().is_some() {
+                            return None;
+                        }
                         let outcome = scenario.run_once(seed, false);
                         bar.tick();
-                        outcome
+                        Some(outcome)
                     })
                     .collect();
                 let mut kept = Vec::with_capacity(outcomes.len());
+                let mut unfinished = false;
                 for (outcome, seed) in outcomes.into_iter().zip(&run_seeds) {
+                    let Some(outcome) = outcome else {
+                        unfinished = true;
+                        continue;
+                    };
                     let outcome =
                         outcome.map_err(|e| anyhow!("sweep point {label}, seed {seed}: {e:#}"))?;
                     if let Some(error) = &outcome.error {
@@ -228,7 +242,13 @@ pub(crate) fn run(app: &crate::App, command: SweepCmd) -> Result<()> {
                             error.error
                         );
                     }
+                    if outcome.report.stop_reason == StopReason::Interrupted {
+                        unfinished = true;
+                    }
                     kept.push(outcome);
+                }
+                if unfinished {
+                    return Ok(None);
                 }
                 let model_metrics = kept
                     .first()
@@ -240,7 +260,7 @@ pub(crate) fn run(app: &crate::App, command: SweepCmd) -> Result<()> {
                             .collect()
                     })
                     .unwrap_or_default();
-                Ok(PointResult {
+                Ok(Some(PointResult {
                     values: values.iter().map(|value| value.to_string()).collect(),
                     summaries: summarise(&kept),
                     params: scenario.params(),
@@ -249,12 +269,16 @@ pub(crate) fn run(app: &crate::App, command: SweepCmd) -> Result<()> {
                         .iter()
                         .filter(|outcome| outcome.report.stop_reason == StopReason::EventLimit)
                         .count(),
-                })
+                }))
             })
             .collect()
     })?;
     bar.finish();
-    let points: Vec<PointResult> = results.into_iter().collect::<Result<_>>()?;
+    let stopped_by = crate::checkpointing::signal();
+    let points: Vec<PointResult> = results
+        .into_iter()
+        .filter_map(Result::transpose)
+        .collect::<Result<_>>()?;
 
     // The metrics shown in the table and plotted: the model's own, else the event count.
     let mut model_metrics: Vec<String> = points
@@ -290,7 +314,8 @@ pub(crate) fn run(app: &crate::App, command: SweepCmd) -> Result<()> {
     if let Some(path) = &csv {
         crate::files::write_text(path, &csv_text(&axes, &points))?;
     }
-    if let Some(path) = &plot {
+    // A sweep stopped before any point finished has nothing to plot.
+    if let Some(path) = plot.as_ref().filter(|_| !points.is_empty()) {
         let series = plot_series(&axes, &points, &shown)?;
         let title = format!(
             "{} sweep over {} ({} run{} per point){}",
@@ -298,10 +323,10 @@ pub(crate) fn run(app: &crate::App, command: SweepCmd) -> Result<()> {
             axes[0].key,
             run_seeds.len(),
             if run_seeds.len() == 1 { "" } else { "s" },
-            if partial_runs > 0 {
-                " — PARTIAL: runs stopped at --max-events"
-            } else {
-                ""
+            match (stopped_by, partial_runs > 0) {
+                (Some(_), _) => format!(" — STOPPED: {} of {n_points} points", points.len()),
+                (None, true) => " — PARTIAL: runs stopped at --max-events".to_string(),
+                (None, false) => String::new(),
             }
         );
         plots::sweep_curves(path, &title, &axes[0].key, &series)
@@ -313,6 +338,14 @@ pub(crate) fn run(app: &crate::App, command: SweepCmd) -> Result<()> {
         object.insert("model".into(), Value::from(model.as_str()));
         object.insert("base_seed".into(), Value::from(base_seed));
         object.insert("runs_per_point".into(), Value::from(run_seeds.len()));
+        if let Some(signal) = stopped_by {
+            object.insert(
+                "stopped_by".into(),
+                Value::from(crate::checkpointing::signal_name(signal)),
+            );
+            object.insert("points_finished".into(), Value::from(points.len()));
+            object.insert("points_total".into(), Value::from(n_points));
+        }
         let axes_json: Vec<Value> = axes
             .iter()
             .map(|axis| {
@@ -366,6 +399,14 @@ pub(crate) fn run(app: &crate::App, command: SweepCmd) -> Result<()> {
             at_once
         )?;
         text.push_str(&table_text(&axes, &points, &shown, replications.is_some()));
+    }
+    if let Some(signal) = stopped_by {
+        crate::out::note(&format!(
+            "{} stopped the sweep: {} of {n_points} points had finished, and only those are \
+             reported (the runs under way stopped and are left out)",
+            crate::checkpointing::signal_name(signal),
+            points.len()
+        ));
     }
     if partial_runs > 0 {
         crate::out::note(&format!(
