@@ -66,7 +66,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             let l = l as usize;
             if self.lps[l]
                 .processed
-                .back()
+                .last()
                 .is_some_and(|record| record.key >= bound)
             {
                 self.rollback(l, bound, true);
