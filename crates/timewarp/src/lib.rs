@@ -42,7 +42,7 @@
 //! LPs are split over worker threads ([`Partition::Block`] by default). Each worker keeps,
 //! per LP, an ordered map of pending events by key (messages name their target by its exact
 //! key, so no handle map is needed; the smallest event sits inline in the LP record and the
-//! others in a small sorted `Vec`, or a `BTreeMap` of slots over a slab once there are many, so the usual LP with
+//! others in a small sorted `Vec`, or a `BTreeMap` once there are many, so the usual LP with
 //! one or a few pending events never allocates per event), the list of processed events with a
 //! state save (`Clone` of the model and its random stream) every `k`-th event, and a log of
 //! what each event sent, cancelled and moved; a lazy ladder queue of 16-byte entries orders

@@ -5,104 +5,15 @@
 //! its first entry and frees it when the last one leaves — a `malloc`, a `free` and a cold
 //! cache line per event. Keeping the smallest entry in the LP record itself means an LP with
 //! one pending event never touches the allocator or a separate node; the others sit in a
-//! small sorted `Vec` that keeps its capacity (up to [`small_limit`] of them: fewer when
-//! events are big), and move to a `BTreeMap` of slots over a slab ([`Big`]) past that, so an
-//! LP with many pending events stays logarithmic without moving whole events around.
+//! small sorted `Vec` that keeps its capacity, and move to a `BTreeMap` only when there are
+//! more than [`SMALL`] of them (so an LP with many pending events stays logarithmic).
 
 use std::collections::BTreeMap;
 
 use warpsim_core::EventKey;
 
-/// How many events besides the smallest the sorted `Vec` holds before they move to the map:
-/// an insert moves the entries after the new one, so fewer when events are big (about 512
-/// bytes' worth, between 4 and 32 entries).
+/// Above this many events besides the smallest, they move from the sorted `Vec` to a map.
 const SMALL: usize = 32;
-
-const fn small_limit<E>() -> usize {
-    let fit = 512 / size_of::<(EventKey, E)>();
-    if fit < 4 {
-        4
-    } else if fit > SMALL {
-        SMALL
-    } else {
-        fit
-    }
-}
-
-/// Many pending events: an ordered map from key to a slot of a slab of events. The map's
-/// nodes shift entries on every insert and removal; with the events themselves in them (a
-/// Sharks World event is about 90 bytes, and a sector holds about fifty) that shifting was
-/// some 700 instructions per event, so the map holds 4-byte slots and the events stay put.
-#[derive(Debug)]
-struct Big<E> {
-    map: BTreeMap<EventKey, u32>,
-    slab: Vec<Option<E>>,
-    free: Vec<u32>,
-}
-
-impl<E> Default for Big<E> {
-    fn default() -> Self {
-        Big {
-            map: BTreeMap::new(),
-            slab: Vec::new(),
-            free: Vec::new(),
-        }
-    }
-}
-
-impl<E> Big<E> {
-    fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-
-    /// Inserts, or returns `true` (dropping `event`) when `key` is taken.
-    fn insert(&mut self, key: EventKey, event: E) -> bool {
-        let std::collections::btree_map::Entry::Vacant(entry) = self.map.entry(key) else {
-            return true;
-        };
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slab[slot as usize] = Some(event);
-                slot
-            }
-            None => {
-                self.slab.push(Some(event));
-                (self.slab.len() - 1) as u32
-            }
-        };
-        entry.insert(slot);
-        false
-    }
-
-    fn take(&mut self, slot: u32) -> E {
-        self.free.push(slot);
-        self.slab[slot as usize]
-            .take()
-            .expect("a slot in the map holds its event")
-    }
-
-    fn pop_first(&mut self) -> Option<(EventKey, E)> {
-        let (key, slot) = self.map.pop_first()?;
-        Some((key, self.take(slot)))
-    }
-
-    fn remove(&mut self, key: &EventKey) -> Option<E> {
-        let slot = self.map.remove(key)?;
-        Some(self.take(slot))
-    }
-
-    fn contains_key(&self, key: &EventKey) -> bool {
-        self.map.contains_key(key)
-    }
-
-    fn get(&self, key: &EventKey) -> Option<&E> {
-        self.slab[*self.map.get(key)? as usize].as_ref()
-    }
-}
 
 /// An ordered map from [`EventKey`] to events. Invariants: `first` is `None` only when the
 /// rest is empty; every other key is greater than `first`'s; `small` (sorted by descending
@@ -115,7 +26,7 @@ pub(crate) struct Pending<E> {
     // Boxed on purpose: an empty `BTreeMap` is three words in every LP's record, the box one;
     // the extra allocation happens only for the few LPs with more than `SMALL` events.
     #[allow(clippy::box_collection)]
-    big: Option<Box<Big<E>>>,
+    big: Option<Box<BTreeMap<EventKey, E>>>,
 }
 
 impl<E> Default for Pending<E> {
@@ -155,16 +66,17 @@ impl<E> Pending<E> {
     #[inline]
     fn rest_insert(&mut self, key: EventKey, event: E) -> bool {
         if let Some(big) = &mut self.big {
-            return big.insert(key, event);
+            if big.contains_key(&key) {
+                return true;
+            }
+            big.insert(key, event);
+            return false;
         }
         match self.search(&key) {
             Ok(_) => return true,
-            Err(_) if self.small.len() >= small_limit::<E>() => {
-                let mut big = Big::default();
-                for (key, event) in self.small.drain(..) {
-                    let _ = big.insert(key, event);
-                }
-                let _ = big.insert(key, event);
+            Err(_) if self.small.len() >= SMALL => {
+                let mut big: BTreeMap<EventKey, E> = self.small.drain(..).collect();
+                big.insert(key, event);
                 self.big = Some(Box::new(big));
             }
             Err(index) => self.small.insert(index, (key, event)),
@@ -298,18 +210,6 @@ mod tests {
 
     #[test]
     fn behaves_like_a_btreemap() {
-        behaves_like_a_btreemap_with(|step| step);
-    }
-
-    /// Events of 128 bytes: the sorted `Vec` holds only 4, so the map over the slab (and
-    /// its reuse of freed slots) carries most of the sequence.
-    #[test]
-    fn large_events_behave_like_a_btreemap() {
-        assert_eq!(small_limit::<[u64; 16]>(), 4);
-        behaves_like_a_btreemap_with(|step| [step; 16]);
-    }
-
-    fn behaves_like_a_btreemap_with<E: PartialEq + std::fmt::Debug>(wrap: impl Fn(u64) -> E) {
         let mut pending = Pending::default();
         let mut reference = BTreeMap::new();
         // A fixed pseudo-random sequence of inserts, removes and pops.
@@ -325,9 +225,9 @@ mod tests {
                 (0, _) | (1, false) => {
                     // A taken key is refused (and kept), where the map would replace it.
                     let taken = reference.contains_key(&k);
-                    assert_eq!(pending.insert(k, wrap(step)), taken);
+                    assert_eq!(pending.insert(k, step), taken);
                     if !taken {
-                        reference.insert(k, wrap(step));
+                        reference.insert(k, step);
                     }
                 }
                 (1, true) | (2, false) => assert_eq!(pending.remove(&k), reference.remove(&k)),
