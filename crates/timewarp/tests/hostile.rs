@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -421,7 +421,13 @@ fn events_of_2_mib_run_as_sequentially_with_a_larger_main_stack() {
 #[derive(Clone, Default)]
 struct Sleeper {
     seen_early: bool,
+    /// On Time Warp: LP 0 sends `Early` only once LP 1 has begun its stall (or after 2 s), so
+    /// that the stall happens however late a busy machine starts the second thread.
+    wait_for_late: bool,
 }
+
+/// Set when LP 1 begins its stall (only the stall test uses it).
+static LATE_STARTED: AtomicBool = AtomicBool::new(false);
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 enum Sl {
@@ -447,6 +453,15 @@ impl LogicalProcess for Sleeper {
     fn on_event(&mut self, event: Sl, ctx: &mut Ctx<Self>) {
         match event {
             Sl::Chain(0) => {
+                if self.wait_for_late {
+                    // Wall-clock only: what LP 0 sends does not depend on it.
+                    let start = std::time::Instant::now();
+                    while !LATE_STARTED.load(Ordering::SeqCst)
+                        && start.elapsed() < Duration::from_secs(2)
+                    {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                }
                 ctx.send(LpId::new(1), 1.0 - ctx.now().as_f64(), Sl::Early);
             }
             Sl::Chain(n) => {
@@ -456,6 +471,7 @@ impl LogicalProcess for Sleeper {
             Sl::Late => {
                 if !self.seen_early {
                     // Impossible sequentially; optimistically, a long stall.
+                    LATE_STARTED.store(true, Ordering::SeqCst);
                     std::thread::sleep(Duration::from_secs(3));
                 }
             }
@@ -468,10 +484,17 @@ fn a_handler_that_stalls_in_a_speculative_state_is_reported() {
     let (expected, _) = sequential(RunConfig::new(1), vec![Sleeper::default(); 3]);
     let expected = expected.unwrap();
     // The stall needs LP 1 to run `Late` before `Early` arrives, which takes two threads and
-    // some luck: try until it happens (it does within a few runs).
+    // LP 0 waiting for it (`wait_for_late`): try until it happens (the first time, unless
+    // the second thread starts more than 2 s late).
+    let sleeper = Sleeper {
+        wait_for_late: true,
+        ..Sleeper::default()
+    };
     let warnings = Arc::new(Mutex::new(Vec::new()));
     for _ in 0..20 {
+        LATE_STARTED.store(false, Ordering::SeqCst);
         let seen = warnings.clone();
+        let sleeper = sleeper.clone();
         let report = within("speculative stall", move || {
             TimeWarp::new(RunConfig::new(1))
                 .threads(2)
@@ -480,7 +503,7 @@ fn a_handler_that_stalls_in_a_speculative_state_is_reported() {
                 .on_warning(Arc::new(move |warning: &Warning| {
                     seen.lock().unwrap().push(warning.to_string())
                 }))
-                .run(vec![Sleeper::default(); 3], &mut Discard)
+                .run(vec![sleeper; 3], &mut Discard)
         })
         .unwrap();
         assert_eq!(report.trace_hash, expected.trace_hash);
