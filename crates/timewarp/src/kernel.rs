@@ -435,7 +435,7 @@ impl TimeWarp {
 
 /// The report of a run continued from a checkpoint whose totals were `before`: this
 /// stretch's counts added to them.
-fn continued(before: &Report, mut report: Report) -> Report {
+pub(crate) fn continued(before: &Report, mut report: Report) -> Report {
     report.events_committed += before.events_committed;
     report.events_processed += before.events_committed;
     let mut trace = before.trace_hash;
@@ -456,7 +456,7 @@ fn continued(before: &Report, mut report: Report) -> Report {
 
 /// A run that reached its pause time: the report says so and the checkpoint holds every
 /// LP's state, meta and pending events.
-fn paused<M: LogicalProcess>(
+pub(crate) fn paused<M: LogicalProcess>(
     kernel: &str,
     mut report: Report,
     finals: Vec<FinalLp<M>>,
@@ -499,7 +499,7 @@ fn progress_now<O>(shared: &Shared<O>, run_end: f64, before: Option<&Report>) ->
 /// What a run's stop handle asked for while it ran, in increasing precedence: a stop turns
 /// a pause already under way into a stop (same pause point, reported as interrupted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Asked {
+pub(crate) enum Asked {
     Nothing,
     Pause,
     Stop,

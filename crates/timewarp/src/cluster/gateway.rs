@@ -13,10 +13,12 @@ use warpsim_core::{EventKey, LogicalProcess, LpId, OutputSink, Report, RunError,
 use super::gate::Gate;
 use super::wire::{KEY_WORDS, Packet, WireSummary, cluster_error, encode, key_words, words_key};
 use super::{IDLE_WAIT, MAX_GAP, Reduction, Transport};
-use crate::kernel::{assemble, deliver_below, deliver_finish};
+use crate::kernel::{Asked, assemble, deliver_below, deliver_finish};
 use crate::message::{Msg, key_max, route_of};
+use crate::progress::{Progress, ProgressHook};
 use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
 use crate::stats::TimeWarpStats;
+use crate::watch::WATCH_EVERY;
 use crate::watch::Watchdog;
 
 /// The stages of a GVT round (ground rule 3).
@@ -60,6 +62,16 @@ pub(super) struct Gateway<'a, 't, M: LogicalProcess, T> {
     /// Workers that started (and will each hand in a summary).
     pub(super) running: usize,
     pub(super) watchdog: Watchdog,
+    /// The run's stop handle, when a stop or pause may be asked for (ground rule 7).
+    pub(super) stop_handle: Option<warpsim_core::StopHandle>,
+    /// What the stop handles of the ranks asked for, as decided at a GVT round.
+    pub(super) asked: Asked,
+    /// Rank 0: the progress hook, when it was last shown, and the events committed and
+    /// processed on every rank (at the last round), plus those of the run resumed.
+    pub(super) progress: Option<ProgressHook>,
+    pub(super) shown: Instant,
+    pub(super) totals: (u64, u64),
+    pub(super) earlier: u64,
 }
 
 impl<M, T> Gateway<'_, '_, M, T>
@@ -75,7 +87,10 @@ where
         report: Report,
         mut stats: TimeWarpStats,
         started: Instant,
-    ) -> (Result<Report, RunError>, TimeWarpStats) {
+    ) -> (Result<Report, RunError>, TimeWarpStats, Asked) {
+        let asked = |(result, stats): (Result<Report, RunError>, TimeWarpStats), asked| {
+            (result, stats, asked)
+        };
         let ending = self.main_loop(sink);
         let ending = match ending {
             Ok(ending) => ending,
@@ -84,8 +99,8 @@ where
                 // timeout) or are gone. Only what GVT had passed commits.
                 let gvt = self.shared.gvt.current();
                 self.halt_workers(gvt);
-                let (result, stats) = self.local_verdict(report, stats, started, sink, Some(error));
-                return (result, stats);
+                let outcome = self.local_verdict(report, stats, started, sink, Some(error));
+                return asked(outcome, self.asked);
             }
         };
         let stop_key = match ending {
@@ -93,13 +108,66 @@ where
             Ending::Finished => key_max(),
         };
         if let Err(error) = self.wind_down(stop_key, sink) {
-            return self.local_verdict(report, stats, started, sink, Some(error));
+            let outcome = self.local_verdict(report, stats, started, sink, Some(error));
+            return asked(outcome, self.asked);
         }
         stats.ranks = self.ranks;
-        if self.gate.rank == 0 {
+        let decided = self.asked;
+        let outcome = if self.gate.rank == 0 {
             self.conclude(sink, report, stats, started)
         } else {
             self.await_verdict(report, stats, started, sink)
+        };
+        asked(outcome, decided)
+    }
+
+    /// Ground rule 7: this rank's stop and pause requests, for the round's all-reduce (a
+    /// pause request is taken: it is decided at this round).
+    fn requests(&self) -> (u64, u64) {
+        match &self.stop_handle {
+            Some(handle) => (
+                u64::from(handle.stop_requested()),
+                u64::from(handle.take_pause()),
+            ),
+            None => (0, 0),
+        }
+    }
+
+    /// This rank's workers' events committed and processed, as each last published them.
+    fn local_counts(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.shared.gauges.iter().fold((0, 0), |sum, gauge| {
+            (
+                sum.0 + gauge.committed.load(Relaxed),
+                sum.1 + gauge.processed.load(Relaxed),
+            )
+        })
+    }
+
+    /// Ground rule 7: some rank asked for a stop (or a pause) at this round; every rank
+    /// decides alike, from the same last published GVT and the same end so far.
+    fn decide(&mut self, stop: bool) {
+        let asked = if stop { Asked::Stop } else { Asked::Pause };
+        if self.shared.lower_end(self.end_time).is_some() || self.shared.end_time() < self.end_time
+        {
+            self.asked = self.asked.max(asked);
+        }
+    }
+
+    /// Rank 0: shows the progress hook the run's GVT and events (at most every
+    /// [`WATCH_EVERY`]).
+    fn show_progress(&mut self) {
+        if self.gate.rank != 0 || self.shown.elapsed() < WATCH_EVERY {
+            return;
+        }
+        if let Some(hook) = &self.progress {
+            self.shown = Instant::now();
+            let gvt = self.shared.gvt.current().time.as_f64().min(self.end_time);
+            hook(&Progress::new(
+                gvt,
+                self.earlier + self.totals.0,
+                self.earlier + self.totals.1,
+            ));
         }
     }
 
@@ -109,6 +177,7 @@ where
         let mut last_round = Instant::now();
         loop {
             let mut busy = self.pump(sink)?;
+            self.show_progress();
             self.watchdog
                 .look(&self.shared.beats, self.shared.gvt.current().time);
             match phase {
@@ -134,9 +203,16 @@ where
                         .copied()
                         .unwrap_or(0);
                     let stopped = u64::from(self.local_stop() != key_max());
-                    let sums = self.reduce(&[white as u64, stopped], Reduction::Sum)?;
+                    let (stop, pause) = self.requests();
+                    let (committed, processed) = self.local_counts();
+                    let mine = [white as u64, stopped, stop, pause, committed, processed];
+                    let sums = self.reduce(&mine, Reduction::Sum)?;
                     if sums[1] > 0 {
                         return Ok(Ending::Stopped(self.smallest_stop()?));
+                    }
+                    self.totals = (sums[4], sums[5]);
+                    if sums[2] > 0 || sums[3] > 0 {
+                        self.decide(sums[2] > 0);
                     }
                     if sums[0] == 0 {
                         self.gate.balance.remove(&(self.gate.epoch - 1));
@@ -174,7 +250,8 @@ where
                         self.wake_workers();
                         phase = Phase::Idle;
                         last_round = Instant::now();
-                        if gvt == key_max() || gvt.time.as_f64() >= self.end_time {
+                        let end = self.end_time.min(self.shared.end_time());
+                        if gvt == key_max() || gvt.time.as_f64() >= end {
                             return Ok(Ending::Finished);
                         }
                         busy = true;

@@ -47,18 +47,32 @@
 //! 6. **Outputs** leave the kernel only on rank 0, in key order: every rank sends its
 //!    committed outputs with the bound below which its workers have committed everything;
 //!    rank 0 delivers below the smallest bound.
+//! 7. **Stop and pause** (`pause.rs`). A stop or pause request on any rank (its
+//!    [`StopHandle`](warpsim_core::StopHandle): a signal, a periodic checkpoint's clock)
+//!    rides in the counting all-reduce of the next round (3b), so every rank learns of it at
+//!    the same round, before that round's GVT is published, and lowers the run's end alike
+//!    to just past the last published GVT `g` (`g.time.next_up()`, the same on every rank;
+//!    `Shared::lower_end`, as on threads). The run then ends as at a pause time: every
+//!    rank's workers roll back what they ran at or after it, every packet lands, and each
+//!    worker hands back its LPs' committed states and pending events. The ranks send theirs
+//!    to rank 0, which assembles one [`Checkpoint`](warpsim_core::Checkpoint) of the whole
+//!    model — the same a sequential or threaded run paused there holds — so it resumes on
+//!    any kernel and any number of ranks.
 
 mod gate;
 mod gateway;
 mod loopback;
+mod pause;
 mod start;
 mod transport;
 mod wire;
 
 pub use loopback::{Loopback, loopback};
+pub use pause::{RankEnding, RankPart, RankPause, RankStart};
 pub use transport::{Arrived, Reduction, Transport, TransportError};
 
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -68,10 +82,12 @@ use warpsim_core::{
 };
 
 use crate::config::TimeWarp;
+use crate::kernel::{Asked, continued};
 use crate::message::key_max;
 use crate::setup::{Crew, Placement, Prepared};
 use crate::stats::TimeWarpStats;
 use crate::watch::Watchdog;
+use crate::worker::FinalLp;
 use gate::Gate;
 use gateway::Gateway;
 use start::Arrivals;
@@ -143,6 +159,10 @@ impl TimeWarp {
     /// LPs it held**, as `(id, state)` pairs in id order; together the ranks hold every LP
     /// exactly once. `finish` runs on every rank's own LPs, and its outputs reach rank 0's
     /// sink like any other output.
+    ///
+    /// A stop handle in the configuration is not read here and a pause time is refused:
+    /// pausing a distributed run gathers the states on rank 0, which needs a serialisable
+    /// model ([`TimeWarp::run_cluster_from`]).
     pub fn run_cluster_final<M, S, T>(
         &self,
         lps: Vec<M>,
@@ -157,14 +177,44 @@ impl TimeWarp {
         S: OutputSink<M::Output>,
         T: Transport,
     {
+        let run = self.run_rank(RankStart::Init(lps), sink, transport, fingerprint, false);
+        let RankRun {
+            result,
+            stats,
+            finals,
+            ..
+        } = run;
+        (result.map(|report| owned_states(report, finals)), stats)
+    }
+
+    /// One rank's run from `start` (see [`RankStart`]): everything but what a pause does
+    /// with the states (`pause.rs`). `stoppable`: the configuration's stop handle and pause
+    /// time are honoured (else a pause time is refused and the handle is not read).
+    pub(super) fn run_rank<M, S, T>(
+        &self,
+        start: RankStart<M>,
+        sink: &mut S,
+        transport: &mut T,
+        fingerprint: u64,
+        stoppable: bool,
+    ) -> RankRun<M>
+    where
+        M: LogicalProcess,
+        M::Event: Serialize + DeserializeOwned,
+        M::Output: Serialize + DeserializeOwned,
+        S: OutputSink<M::Output>,
+        T: Transport,
+    {
         let started = Instant::now();
         let rank = transport.rank();
         let ranks = transport.ranks();
+        let n_given = start.lps();
         // Never more workers in all than LPs (every rank computes the same).
         let threads = self
-            .effective_threads(lps.len())
-            .min((lps.len() / ranks.max(1)).max(1));
-        let n_lps = u32::try_from(lps.len()).unwrap_or(u32::MAX);
+            .effective_threads(n_given)
+            .min((n_given / ranks.max(1)).max(1));
+        let n_lps = u32::try_from(n_given).unwrap_or(u32::MAX);
+        let (run_end, _) = self.run_end();
         let stats = TimeWarpStats {
             threads,
             ranks,
@@ -178,26 +228,33 @@ impl TimeWarp {
             .config
             .content_hash
             .then(warpsim_core::TraceHash::default);
-        let fail = |error: SimError, mut report: Report| {
+        let fail = |error: SimError, mut report: Report, stats: TimeWarpStats| {
             report.stop_reason = StopReason::Error;
             report.wall_seconds = started.elapsed().as_secs_f64();
-            Err(RunError {
-                error,
-                partial: Box::new(report),
-            })
+            RankRun::failed(
+                RunError {
+                    error,
+                    partial: Box::new(report),
+                },
+                stats,
+            )
         };
 
         // Every rank checks the same things, so every rank reaches the same verdict.
         let mut whole = self.clone();
         whole.threads = threads.saturating_mul(ranks);
-        let valid = whole.validate(lps.len()).and(match lps.len() {
-            0 => Err(SimError::NoLps),
-            n if n > u32::MAX as usize => Err(SimError::TooManyLps(n)),
-            _ => Ok(()),
-        });
+        let valid = whole
+            .validate(n_given)
+            .and(match n_given {
+                0 => Err(SimError::NoLps),
+                n if n > u32::MAX as usize => Err(SimError::TooManyLps(n)),
+                _ => Ok(()),
+            })
+            .and(self.check_pausing(stoppable))
+            .and(start.check(&self.config, rank, ranks, threads));
         let mine = [
             fingerprint,
-            lps.len() as u64,
+            n_given as u64,
             threads as u64,
             u64::from(valid.is_ok()),
         ];
@@ -207,10 +264,10 @@ impl TimeWarp {
             arrivals.arrived(source, bytes);
         }) {
             Ok(all) => all,
-            Err(error) => return (fail(cluster_error(error), report), stats),
+            Err(error) => return fail(cluster_error(error), report, stats),
         };
         if let Err(error) = valid {
-            return (fail(error, report), stats);
+            return fail(error, report, stats);
         }
         for (other, words) in all.chunks(mine.len()).enumerate() {
             let what = if words[0] != fingerprint {
@@ -227,7 +284,7 @@ impl TimeWarp {
             let error = SimError::Config(format!(
                 "ranks {rank} and {other} were started with different {what}; every rank must run the same command"
             ));
-            return (fail(error, report), stats);
+            return fail(error, report, stats);
         }
 
         // Ground rule 1: placement. Another rank's LP routes to the gateway, `threads`.
@@ -237,13 +294,26 @@ impl TimeWarp {
             threads,
             gateway: true,
         };
-        let init = match self.start_rank(lps, sink, transport, placement, &mut arrivals) {
-            Ok(init) => init,
-            Err((error, pending)) => {
-                let mut report = report;
-                report.pending_at_end = pending;
-                return (fail(error, report), stats);
+        // What a resumed run continues (rank 0 reports for the whole run).
+        let mut before = None;
+        let init = match start {
+            RankStart::Init(lps) => {
+                match self.start_rank(lps, sink, transport, placement, &mut arrivals) {
+                    Ok(init) => init,
+                    Err((error, pending)) => {
+                        let mut report = report;
+                        report.pending_at_end = pending;
+                        return fail(error, report, stats);
+                    }
+                }
             }
+            RankStart::Resume(checkpoint) => {
+                if rank == 0 {
+                    before = Some(checkpoint.resumed_report("mpi"));
+                }
+                self.own_part(*checkpoint, placement)
+            }
+            RankStart::Continue(part) => part.into_initialised(),
         };
         let Prepared {
             route,
@@ -255,13 +325,19 @@ impl TimeWarp {
             transfer,
             finals,
         } = self.prepare(init, n_lps, placement);
+        if let Some(before) = &before {
+            // `finish`'s clock when this stretch commits nothing: the checkpoint's last commit.
+            shared
+                .last_commit
+                .fetch_max(before.end_time.to_bits(), Ordering::SeqCst);
+        }
         let (to_coordinator, from_workers) = crossbeam_channel::unbounded();
 
         let mut receivers = receivers;
         let gateway_inbox = receivers
             .pop()
             .expect("one channel per worker and the gateway");
-        let (result, stats) = std::thread::scope(|scope| {
+        let (result, stats, asked) = std::thread::scope(|scope| {
             let crew = Crew {
                 route: &route,
                 settings: &settings,
@@ -309,7 +385,7 @@ impl TimeWarp {
                 local_outputs: Vec::new(),
                 sent_bound: EventKey::init(LpId::new(0)),
                 summaries: Vec::new(),
-                end_time: self.config.end_time,
+                end_time: run_end,
                 placeholder: false,
                 running,
                 watchdog: Watchdog::new(
@@ -317,17 +393,86 @@ impl TimeWarp {
                     self.warnings.slow_handler,
                     shared.warnings.clone(),
                 ),
+                stop_handle: if stoppable {
+                    self.config.stop.clone()
+                } else {
+                    None
+                },
+                asked: Asked::Nothing,
+                progress: self.progress.0.clone(),
+                shown: Instant::now(),
+                totals: (0, 0),
+                earlier: before.as_ref().map_or(0, |report| report.events_committed),
             };
             for (source, packet) in arrivals.early {
                 gateway.gate.handle(source, packet);
             }
             gateway.run(sink, report, stats, started)
         });
-        let mut finals = finals
+        let result = match &before {
+            Some(before) => result
+                .map(|report| continued(before, report))
+                .map_err(|mut error| {
+                    *error.partial = continued(before, (*error.partial).clone());
+                    error
+                }),
+            None => result,
+        };
+        let finals = finals
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        finals.sort_by_key(|lp| lp.id);
-        let states = finals.into_iter().map(|lp| (lp.id, lp.model)).collect();
-        (result.map(|report| Finished::new(report, states)), stats)
+        RankRun {
+            result,
+            stats,
+            finals,
+            paused: shared.paused.load(Ordering::SeqCst),
+            asked,
+            last_commit: f64::from_bits(shared.last_commit.load(Ordering::SeqCst)),
+            boundary: run_end.min(shared.end_time()),
+            placement: Some(placement),
+        }
+    }
+}
+
+/// The states a rank held, in id order, with the report.
+fn owned_states<M: LogicalProcess>(
+    report: Report,
+    mut finals: Vec<FinalLp<M>>,
+) -> Finished<(LpId, M)> {
+    finals.sort_by_key(|lp| lp.id);
+    let states = finals.into_iter().map(|lp| (lp.id, lp.model)).collect();
+    Finished::new(report, states)
+}
+
+/// What one rank's run leaves: its verdict and statistics, and after a run that ended, its
+/// workers' LPs (with their pending events after a pause) and how it ended.
+pub(super) struct RankRun<M: LogicalProcess> {
+    pub(super) result: Result<Report, RunError>,
+    pub(super) stats: TimeWarpStats,
+    pub(super) finals: Vec<FinalLp<M>>,
+    /// The workers ended at a pause (the same on every rank).
+    pub(super) paused: bool,
+    /// What the ranks' stop handles asked for (the same on every rank).
+    pub(super) asked: Asked,
+    /// The latest commit of the whole run (the bits were the largest of every rank's).
+    pub(super) last_commit: f64,
+    /// The time the run ended at: its end or pause time, or the one a request set.
+    pub(super) boundary: f64,
+    /// Where this rank's LPs were (none when the run failed before placing them).
+    pub(super) placement: Option<Placement>,
+}
+
+impl<M: LogicalProcess> RankRun<M> {
+    fn failed(error: RunError, stats: TimeWarpStats) -> RankRun<M> {
+        RankRun {
+            result: Err(error),
+            stats,
+            finals: Vec::new(),
+            paused: false,
+            asked: Asked::Nothing,
+            last_commit: 0.0,
+            boundary: f64::INFINITY,
+            placement: None,
+        }
     }
 }
