@@ -3,10 +3,13 @@
 //! MPI is initialised on first use, on the main thread (MPI_THREAD_FUNNELED: that thread is
 //! the rank's communication thread), and finalised by [`finish`] at exit.
 
-use warpsim_core::{LogicalProcess, OutputSink, Report, RunError, SimError, StopReason};
+use warpsim_core::{LogicalProcess, OutputSink, Report, RunConfig, RunError, SimError, StopReason};
+use warpsim_timewarp::cluster::{RankEnding, RankPause, RankStart};
 use warpsim_timewarp::{TimeWarp, TimeWarpStats};
 
 use crate::cli::KernelArgs;
+use crate::progress::Progress;
+use crate::run::KernelRun;
 
 /// A hash of the command line, the same on every rank that runs the same command: ranks
 /// started with different parameters refuse to run together.
@@ -34,6 +37,184 @@ fn refuse(
         partial: Box::new(report),
     };
     (Err(error), TimeWarpStats::default())
+}
+
+/// [`refuse`] for a run from a [`RankStart`].
+fn refuse_ending<M: LogicalProcess>(
+    kernel: &TimeWarp,
+    n_lps: usize,
+    message: String,
+) -> (Result<RankEnding<M>, RunError>, TimeWarpStats) {
+    let (result, stats) = refuse(kernel, n_lps, message);
+    (result.map(|_| unreachable!("refused")), stats)
+}
+
+/// The main run over MPI (`run_on_kernel`'s `show_progress` run): it stops on a signal to
+/// any rank at the next GVT on every rank (the signal handlers set the run's stop handle,
+/// which the ranks decide on together, ground rule 7 of `warpsim_timewarp::cluster`), writes
+/// checkpoints (rank 0 writes the file, which holds every rank's LPs) and resumes one written
+/// by any kernel on any number of ranks — the stretches of `run.rs`'s `run_in_stretches`,
+/// with rank 0 holding the checkpoint and the other ranks their own LPs between two.
+///
+/// # Errors
+///
+/// A checkpoint that cannot be read or written (on any rank: every rank gives up alike).
+pub(crate) fn run_main<M, S>(
+    common: &KernelArgs,
+    config: RunConfig,
+    lps: Vec<M>,
+    sink: &mut S,
+) -> anyhow::Result<KernelRun>
+where
+    M: LogicalProcess + serde::Serialize + serde::de::DeserializeOwned,
+    M::Event: serde::Serialize + serde::de::DeserializeOwned,
+    M::Output: serde::Serialize + serde::de::DeserializeOwned,
+    S: OutputSink<M::Output>,
+{
+    use crate::checkpointing::{self, Recorder, Ticker};
+    let n_lps = lps.len();
+    let refused = |message: String| {
+        let kernel = crate::run::timewarp_kernel(common, config.clone(), n_lps, false);
+        let (result, stats) = refuse(&kernel, n_lps, message);
+        Ok(KernelRun {
+            result,
+            timewarp: Some(stats),
+        })
+    };
+    let timeout = common.timewarp.mpi_timeout;
+    if !(timeout.is_finite() && timeout > 0.0) {
+        return refused(format!(
+            "--mpi-timeout must be a positive number of seconds, got {timeout}"
+        ));
+    }
+    if std::thread::current().name() != Some("main") {
+        return refused(
+            "--kernel mpi runs one run at a time on the main thread: use it without --replications, sweep or plan".into(),
+        );
+    }
+    let rank = match start() {
+        Ok((rank, _)) => rank,
+        Err(error) => return refused(format!("{error:#}")),
+    };
+    let timeout = std::time::Duration::from_secs_f64(timeout);
+    // mpirun passes SIGINT and SIGTERM on to the ranks: each asks the run to stop.
+    checkpointing::install_signals()?;
+    let config = config.stop_handle(checkpointing::stop_handle());
+    let progress = Progress::new(if rank == 0 { config.end_time } else { f64::NAN });
+    let plan = &common.checkpoint;
+    let file = plan.checkpoint_file.as_deref();
+    let mut sink = Recorder::new(sink, file.is_some() && rank == 0);
+    // Every rank reads the checkpoint (a path every rank can read, as any input file);
+    // rank 0 delivers its outputs again.
+    let mut start = match &plan.resume_from {
+        Some(path) => {
+            let read = checkpointing::read::<M>(path).and_then(|checkpoint| {
+                if rank == 0 {
+                    sink.replay(checkpoint.attachment())?;
+                }
+                Ok(checkpoint)
+            });
+            let everywhere = imp::agree(read.is_ok(), timeout)?;
+            let checkpoint = read?;
+            if !everywhere {
+                anyhow::bail!("another rank cannot read the checkpoint {}", path.display());
+            }
+            RankStart::Resume(Box::new(checkpoint))
+        }
+        None => RankStart::Init(lps),
+    };
+    // A checkpoint time the resumed run is already at or past is not asked for again.
+    let mut pause_at = plan.checkpoint_at.filter(|at| match &start {
+        RankStart::Resume(checkpoint) => checkpoint
+            .pending()
+            .first()
+            .is_some_and(|event| event.key.time.as_f64() < *at),
+        _ => true,
+    });
+    // Rank 0 keeps the period; its request reaches every rank at the next GVT round.
+    let ticker = Ticker::start(
+        plan.checkpoint_every.filter(|_| rank == 0),
+        checkpointing::stop_handle(),
+    );
+    let started = std::time::Instant::now();
+    let first_event = match &start {
+        RankStart::Resume(checkpoint) => checkpoint.events_committed(),
+        _ => 0,
+    };
+    let whole = |mut report: Report| {
+        report.wall_seconds = started.elapsed().as_secs_f64();
+        report.events_per_second = if report.wall_seconds > 0.0 {
+            (report.events_committed - first_event) as f64 / report.wall_seconds
+        } else {
+            0.0
+        };
+        report
+    };
+    let mut first = true;
+    loop {
+        let mut stretch = config.clone();
+        if let Some(at) = pause_at {
+            stretch = stretch.pause_at(at);
+        }
+        let mut kernel = crate::run::timewarp_kernel(common, stretch, n_lps, first && rank == 0);
+        if rank == 0 {
+            kernel = kernel.on_progress(progress.timewarp_hook());
+        }
+        first = false;
+        let (ending, stats) = imp::run_from(&kernel, start, &mut sink, timeout);
+        let done = |result| {
+            progress.finish();
+            Ok(KernelRun {
+                result,
+                timewarp: Some(stats.clone()),
+            })
+        };
+        let (mut state, report, at) = match ending {
+            Err(mut error) => {
+                *error.partial = whole((*error.partial).clone());
+                return done(Err(error));
+            }
+            Ok(RankEnding::Finished(finished)) => return done(Ok(whole(finished.report))),
+            Ok(RankEnding::Paused { state, report, at }) => (state, report, at),
+        };
+        if let Some(path) = file {
+            let written = match state.checkpoint() {
+                Some(checkpoint) => checkpointing::write(path, checkpoint, sink.log()).map(Some),
+                None => Ok(None),
+            };
+            // The other ranks wait for rank 0's file before they go on (or give up with it).
+            let everywhere = imp::agree(written.is_ok(), timeout)?;
+            if let Some(bytes) = written? {
+                progress.checkpointed(report.end_time);
+                crate::out::note(&format!(
+                    "checkpoint written to {} ({} events committed, time {}, {} bytes)",
+                    path.display(),
+                    report.events_committed,
+                    report.end_time,
+                    bytes
+                ));
+            }
+            if !everywhere {
+                anyhow::bail!("rank 0 could not write the checkpoint {}", path.display());
+            }
+            ticker.restart(&checkpointing::stop_handle());
+        }
+        if report.stop_reason == StopReason::Interrupted {
+            // Rank 0 ends the run on the committed state of every LP, for the partial
+            // report; the other ranks only share its verdict.
+            let result = match state {
+                RankPause::Whole(checkpoint) => checkpoint
+                    .finish(whole(report), &mut sink)
+                    .map(|done| done.report),
+                RankPause::Part(_) => Ok(whole(report)),
+            };
+            return done(result);
+        }
+        if pause_at.is_some_and(|pause| at >= pause) {
+            pause_at = None;
+        }
+        start = state.into_start();
+    }
 }
 
 /// Runs the model as this process's rank.
@@ -72,6 +253,7 @@ mod imp {
 
     use warpsim_core::{LogicalProcess, OutputSink, Report, RunError};
     use warpsim_mpi::Mpi;
+    use warpsim_timewarp::cluster::{RankEnding, RankStart};
     use warpsim_timewarp::{TimeWarp, TimeWarpStats};
 
     thread_local! {
@@ -117,6 +299,46 @@ mod imp {
         })
     }
 
+    /// One stretch of the main run from `start` (MPI already started by `super::start`).
+    pub(super) fn run_from<M, S>(
+        kernel: &TimeWarp,
+        start: RankStart<M>,
+        sink: &mut S,
+        timeout: Duration,
+    ) -> (Result<RankEnding<M>, RunError>, TimeWarpStats)
+    where
+        M: LogicalProcess + serde::Serialize + serde::de::DeserializeOwned,
+        M::Event: serde::Serialize + serde::de::DeserializeOwned,
+        M::Output: serde::Serialize + serde::de::DeserializeOwned,
+        S: OutputSink<M::Output>,
+    {
+        MPI.with(|cell| {
+            let slot = cell.borrow();
+            let Some(mpi) = slot.as_ref() else {
+                return super::refuse_ending(kernel, start.lps(), "MPI is not started".into());
+            };
+            let mut transport = mpi.transport(timeout);
+            kernel.run_cluster_from(start, sink, &mut transport, super::fingerprint())
+        })
+    }
+
+    /// Whether `ok` holds on every rank (an all-reduce: every rank must call it).
+    pub(super) fn agree(ok: bool, timeout: Duration) -> anyhow::Result<bool> {
+        use warpsim_timewarp::cluster::{Reduction, Transport};
+        MPI.with(|cell| {
+            let slot = cell.borrow();
+            let Some(mpi) = slot.as_ref() else {
+                anyhow::bail!("MPI is not started");
+            };
+            let mut transport = mpi.transport(timeout);
+            // Between two stretches nothing is in flight: no packet can arrive here.
+            let all = transport
+                .all_reduce(&[u64::from(ok)], Reduction::Min, &mut |_, _| {})
+                .map_err(|error| anyhow::anyhow!("{error}"))?;
+            Ok(all.first() == Some(&1))
+        })
+    }
+
     pub(super) fn rank() -> Option<usize> {
         MPI.with(|cell| cell.borrow().as_ref().map(Mpi::rank))
     }
@@ -144,6 +366,7 @@ mod imp {
     use std::time::Duration;
 
     use warpsim_core::{LogicalProcess, OutputSink, Report, RunError};
+    use warpsim_timewarp::cluster::{RankEnding, RankStart};
     use warpsim_timewarp::{TimeWarp, TimeWarpStats};
 
     pub(super) fn run<M, S>(
@@ -162,6 +385,24 @@ mod imp {
             "this warpsim was built without MPI; build it with `cargo build --release --features warpsim-cli/mpi` (see README)".into(),
         )
     }
+
+    pub(super) fn run_from<M, S>(
+        kernel: &TimeWarp,
+        start: RankStart<M>,
+        _sink: &mut S,
+        _timeout: Duration,
+    ) -> (Result<RankEnding<M>, RunError>, TimeWarpStats)
+    where
+        M: LogicalProcess,
+    {
+        super::refuse_ending(kernel, start.lps(), NO_MPI.into())
+    }
+
+    pub(super) fn agree(_ok: bool, _timeout: Duration) -> anyhow::Result<bool> {
+        anyhow::bail!(NO_MPI)
+    }
+
+    const NO_MPI: &str = "this warpsim was built without MPI; build it with `cargo build --release --features warpsim-cli/mpi` (see README)";
 
     pub(super) fn rank() -> Option<usize> {
         None

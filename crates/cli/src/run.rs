@@ -146,11 +146,8 @@ where
         show_progress && (plan.checkpoint_file.is_some() || plan.resume_from.is_some());
     match common.kernel {
         KernelKind::Mpi => {
-            if checkpointing {
-                return Err(anyhow!(
-                    "checkpoints are not yet supported on --kernel mpi (use --kernel timewarp \
-                     or sequential: a checkpoint of either resumes on the other)"
-                ));
+            if show_progress {
+                return crate::mpi::run_main(common, config, lps, sink);
             }
             let kernel = timewarp_kernel(common, config, lps.len(), show_progress);
             let (result, stats) = crate::mpi::run(kernel, lps, sink, common);
@@ -363,7 +360,7 @@ pub(crate) fn requested_threads(common: &KernelArgs) -> usize {
 
 /// The Time Warp kernel the flags describe, for `n_lps` LPs; `--threads` is capped to what
 /// can help (a note on stderr says so when `tell`).
-fn timewarp_kernel(
+pub(crate) fn timewarp_kernel(
     common: &KernelArgs,
     config: RunConfig,
     n_lps: usize,

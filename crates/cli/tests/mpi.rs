@@ -30,6 +30,12 @@ fn open_mpi() -> bool {
 
 /// Runs `mpirun <args>` in its own process group, killed after [`LIMIT`].
 fn mpirun(args: &[String]) -> Output {
+    mpirun_signalled(args, None)
+}
+
+/// [`mpirun`], sending `mpirun` itself `signal` (`-INT`, `-TERM`) after `after` when given
+/// (MPICH's and Open MPI's launchers pass it on to every rank).
+fn mpirun_signalled(args: &[String], signal: Option<(&str, Duration)>) -> Output {
     let mut command = Command::new("mpirun");
     if open_mpi() {
         command.arg("--oversubscribe");
@@ -64,9 +70,20 @@ fn mpirun(args: &[String]) -> Output {
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
     );
     let start = Instant::now();
+    let mut signal = signal;
     let status = loop {
         if let Some(status) = child.try_wait().expect("cannot wait for mpirun") {
             break status;
+        }
+        if let Some((name, after)) = signal
+            && start.elapsed() >= after
+        {
+            let sent = Command::new("kill")
+                .args([name, &child.id().to_string()])
+                .status()
+                .expect("cannot run kill");
+            assert!(sent.success(), "kill {name} failed");
+            signal = None;
         }
         if start.elapsed() > LIMIT {
             let _ = Command::new("kill")
@@ -298,4 +315,202 @@ fn speedup_over_mpi_times_every_configuration_against_the_sequential_kernel() {
         assert_eq!(row["ranks"], 2);
         assert_eq!(row["processors"], 2);
     }
+}
+
+/// PHOLD for the stop tests: a few seconds over MPI on two cores (a tenth in debug builds).
+fn long_phold() -> Vec<&'static str> {
+    let end = if cfg!(debug_assertions) {
+        "400"
+    } else {
+        "4000"
+    };
+    vec![
+        "phold",
+        "--lps",
+        "1024",
+        "--end",
+        end,
+        "--seed",
+        "11",
+        "--content-hash",
+    ]
+}
+
+/// `-np ranks warpsim <command…> --kernel mpi --threads 1 --json`, as mpirun's arguments.
+fn on_ranks(ranks: usize, command: &[&str]) -> Vec<String> {
+    let mut args = vec!["-np".to_string(), ranks.to_string(), warpsim()];
+    args.extend(command.iter().map(|s| s.to_string()));
+    args.extend(["--kernel", "mpi", "--threads", "1", "--json"].map(String::from));
+    args
+}
+
+fn only_report(out: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with('{')).collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "one report (rank 0's): {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(lines[0]).unwrap()
+}
+
+fn succeeded(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    only_report(out)
+}
+
+#[test]
+fn a_signal_to_mpirun_stops_every_rank_with_a_checkpoint_that_resumes_on_any_kernel() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let dir = std::env::temp_dir().join(format!("warpsim-mpi-stop-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = long_phold();
+    let expected = essence(&sequential(&model));
+    let total = expected["events_committed"].as_u64().unwrap();
+    for (signal, code, ranks, resume_ranks) in [("-INT", 130, 2, 3), ("-TERM", 143, 3, 1)] {
+        let what = format!("{signal} to {ranks} ranks");
+        let file = dir.join(format!("{signal}.ckpt"));
+        let file = file.to_str().unwrap();
+        let mut command = vec!["run"];
+        command.extend(&model);
+        command.extend(["--checkpoint-file", file]);
+        let out = mpirun_signalled(
+            &on_ranks(ranks, &command),
+            Some((signal, Duration::from_millis(1500))),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{what}: {stderr}");
+        assert!(stderr.contains("checkpoint written"), "{what}: {stderr}");
+        assert!(stderr.contains("stopped the run"), "{what}: {stderr}");
+        // Rank 0's partial report, for the whole run.
+        let partial = only_report(&out);
+        assert_eq!(partial["stop_reason"], "interrupted", "{what}");
+        assert_eq!(partial["kernel"], "mpi", "{what}");
+        assert_eq!(partial["timewarp"]["ranks"], ranks, "{what}");
+        let done = partial["events_committed"].as_u64().unwrap();
+        assert!(done > 0 && done < total, "{what}: {done} of {total}");
+
+        // The checkpoint resumes on another number of ranks, and sequentially.
+        let resumed = mpirun(&on_ranks(resume_ranks, &["resume", file]));
+        let resumed = succeeded(&resumed);
+        assert_eq!(resumed["timewarp"]["ranks"], resume_ranks, "{what}");
+        assert_eq!(
+            essence(&resumed),
+            expected,
+            "{what}, resumed on {resume_ranks} ranks"
+        );
+        let sequentially = Command::new(warpsim())
+            .args(["resume", file, "--kernel", "sequential", "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            essence(&succeeded(&sequentially)),
+            expected,
+            "{what}, resumed sequentially"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn checkpoints_over_mpi_change_nothing_and_resume_across_kernels() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let dir = std::env::temp_dir().join(format!("warpsim-mpi-ckpt-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = [
+        "phold",
+        "--lps",
+        "256",
+        "--end",
+        "400",
+        "--seed",
+        "4",
+        "--content-hash",
+    ];
+    let expected = essence(&sequential(&model));
+    // Periodic checkpoints and one at time 150, on two ranks: the run is unchanged.
+    let file = dir.join("mpi.ckpt");
+    let file = file.to_str().unwrap();
+    let mut command = vec!["run"];
+    command.extend(model);
+    command.extend([
+        "--checkpoint-file",
+        file,
+        "--checkpoint-every",
+        "100ms",
+        "--checkpoint-at",
+        "150",
+    ]);
+    let out = mpirun(&on_ranks(2, &command));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(essence(&succeeded(&out)), expected, "{stderr}");
+    assert!(
+        stderr.contains("checkpoint written"),
+        "no checkpoint: {stderr}"
+    );
+    // The last checkpoint resumes (at the end: nothing left to run but `finish`).
+    let resumed = Command::new(warpsim())
+        .args(["resume", file, "--kernel", "sequential", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(essence(&succeeded(&resumed)), expected);
+
+    // A sequential checkpoint at 150 resumes on three ranks, and the checkpoint that run
+    // writes at 300 resumes on Time Warp threads.
+    let seq_file = dir.join("seq.ckpt");
+    let seq_file = seq_file.to_str().unwrap();
+    let paused = Command::new(warpsim())
+        .args(["run"])
+        .args(model)
+        .args([
+            "--kernel",
+            "sequential",
+            "--json",
+            "--checkpoint-file",
+            seq_file,
+        ])
+        .args(["--checkpoint-at", "150"])
+        .output()
+        .unwrap();
+    assert_eq!(essence(&succeeded(&paused)), expected);
+    let again = dir.join("again.ckpt");
+    let again = again.to_str().unwrap();
+    let out = mpirun(&on_ranks(
+        3,
+        &[
+            "resume",
+            seq_file,
+            "--checkpoint-file",
+            again,
+            "--checkpoint-at",
+            "300",
+        ],
+    ));
+    assert_eq!(essence(&succeeded(&out)), expected, "sequential → 3 ranks");
+    let on_threads = Command::new(warpsim())
+        .args([
+            "resume",
+            again,
+            "--kernel",
+            "timewarp",
+            "--threads",
+            "2",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        essence(&succeeded(&on_threads)),
+        expected,
+        "3 ranks → Time Warp threads"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

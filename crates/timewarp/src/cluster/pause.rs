@@ -65,7 +65,7 @@ impl<M: LogicalProcess> std::fmt::Debug for RankStart<M> {
 
 impl<M: LogicalProcess> RankStart<M> {
     /// How many LPs the model has.
-    pub(super) fn lps(&self) -> usize {
+    pub fn lps(&self) -> usize {
         match self {
             RankStart::Init(lps) => lps.len(),
             RankStart::Resume(checkpoint) => checkpoint.states().len(),
@@ -300,6 +300,21 @@ impl TimeWarp {
         if rank == 0 {
             let mut all = finals;
             if let Err(error) = receive_states(transport, &mut all) {
+                return (failed(error, report), stats);
+            }
+            // Every LP exactly once, or the checkpoint would pair states with wrong ids.
+            all.sort_by_key(|lp| lp.id);
+            if all.len() != report.lps as usize
+                || all
+                    .iter()
+                    .enumerate()
+                    .any(|(index, lp)| lp.id.index() != index)
+            {
+                let error = cluster_error(format!(
+                    "the ranks handed in {} LP states for {} LPs at the pause",
+                    all.len(),
+                    report.lps
+                ));
                 return (failed(error, report), stats);
             }
             let Ending::Paused(checkpoint, report) =
