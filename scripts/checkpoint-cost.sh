@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What periodic checkpoints cost (issue 18): PHOLD with 1M LPs on the sequential kernel
-# (or KERNEL: `timewarp` runs on --threads 2), without checkpoints and with
+# (or KERNEL: `timewarp` runs on --threads 2, `mpi` on `mpirun -np 2` ranks of one thread,
+# built with the mpi feature), without checkpoints and with
 # `--checkpoint-every`, side by side and alternating (the machine may be shared: compare
 # medians), and the checkpoint's size per LP.
 #
@@ -14,20 +15,28 @@ END=${1:-60}
 EVERY=${2:-10s}
 ROUNDS=${3:-3}
 KERNEL=${4:-sequential}
-cargo build --release -q -p warpsim-cli
-bin=target/release/warpsim
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+bin=(target/release/warpsim)
+if [ "$KERNEL" = mpi ]; then
+    bash scripts/install-mpi.sh
+    cargo build --release -q -p warpsim-cli --features warpsim-cli/mpi
+    bin=(mpirun -np 2 target/release/warpsim)
+else
+    cargo build --release -q -p warpsim-cli
+fi
 args=(run phold --lps 1000000 --end "$END" --json --kernel "$KERNEL")
 if [ "$KERNEL" = timewarp ]; then
     args+=(--threads 2)
+elif [ "$KERNEL" = mpi ]; then
+    args+=(--threads 1)
 fi
 plain=()
 checked=()
 for round in $(seq "$ROUNDS"); do
-    a=$("$bin" "${args[@]}" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["wall_seconds"], d["trace_hash"])')
-    b=$("$bin" "${args[@]}" --checkpoint-file "$dir/run.ckpt" --checkpoint-every "$EVERY" 2>"$dir/notes" \
-        | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["wall_seconds"], d["trace_hash"])')
+    a=$("${bin[@]}" "${args[@]}" | grep '^{' | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["wall_seconds"], d["trace_hash"])')
+    b=$("${bin[@]}" "${args[@]}" --checkpoint-file "$dir/run.ckpt" --checkpoint-every "$EVERY" 2>"$dir/notes" \
+        | grep '^{' | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["wall_seconds"], d["trace_hash"])')
     n=$(grep -c "checkpoint written" "$dir/notes" || true)
     size=$(stat -c %s "$dir/run.ckpt")
     echo "round $round: plain ${a%% *} s, with checkpoints ${b%% *} s ($n checkpoints of $size bytes, $((size / 1000000)) bytes per LP); hashes ${a##* } ${b##* }"

@@ -177,7 +177,8 @@ pub(crate) enum KernelKind {
     /// Optimistic Time Warp on `--threads` worker threads: the same committed events.
     Timewarp,
     /// Time Warp over MPI: start under `mpirun -np R`; each rank runs `--threads` workers
-    /// (needs a binary built with `--features warpsim-cli/mpi`).
+    /// (needs a binary built with `--features warpsim-cli/mpi`); a signal to mpirun stops
+    /// every rank at the next GVT.
     Mpi,
 }
 
@@ -232,7 +233,8 @@ pub(crate) struct KernelArgs {
 pub(crate) struct CheckpointArgs {
     /// Write the run's committed state to FILE (atomically) at --checkpoint-at, every
     /// --checkpoint-every, and when a first SIGINT or SIGTERM stops it; `resume FILE`
-    /// continues the run to the same result as if it had never stopped
+    /// continues the run to the same result as if it had never stopped, on any kernel (over
+    /// MPI rank 0 writes the file, with every rank's LPs, and any number of ranks resumes it)
     #[arg(long, value_name = "FILE")]
     pub(crate) checkpoint_file: Option<PathBuf>,
     /// Write a checkpoint when simulated time T is reached (every event before T committed,
