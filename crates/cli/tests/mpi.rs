@@ -381,10 +381,23 @@ fn a_signal_to_mpirun_stops_every_rank_with_a_checkpoint_that_resumes_on_any_ker
         let mut command = vec!["run"];
         command.extend(&model);
         command.extend(["--checkpoint-file", file]);
-        let out = mpirun_signalled(
-            &on_ranks(ranks, &command),
-            Some((signal, Duration::from_millis(1500))),
-        );
+        // A loaded machine may take longer than that to start the ranks and install their
+        // signal handlers: a job the signal itself killed (no report) is started again, and
+        // the signal sent later.
+        let mut wait = 1500;
+        let out = loop {
+            let out = mpirun_signalled(
+                &on_ranks(ranks, &command),
+                Some((signal, Duration::from_millis(wait))),
+            );
+            let reported = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .any(|line| line.starts_with('{'));
+            if reported || wait > 12_000 {
+                break out;
+            }
+            wait *= 2;
+        };
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{what}: {stderr}");
         assert!(stderr.contains("checkpoint written"), "{what}: {stderr}");
