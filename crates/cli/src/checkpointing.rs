@@ -82,6 +82,16 @@ pub(crate) fn signal() -> Option<i32> {
     }
 }
 
+/// Records that `signal` stopped the run (another rank heard it, over MPI), unless this
+/// process heard one itself: the exit code and messages then name it.
+pub(crate) fn note_signal(signal: i32) {
+    if let Ok(signal) = usize::try_from(signal)
+        && signal > 0
+    {
+        let _ = stop_flag().compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+    }
+}
+
 /// The name of a signal, for messages.
 pub(crate) fn signal_name(signal: i32) -> &'static str {
     match signal {

@@ -200,6 +200,13 @@ where
             ticker.restart(&checkpointing::stop_handle());
         }
         if report.stop_reason == StopReason::Interrupted {
+            // Every rank exits as the signalled one does (a launcher may pass the signal to
+            // some ranks only, or report the exit code of any rank).
+            let heard = checkpointing::signal().map_or(0, |signal| signal as u64);
+            let signal = imp::largest(heard, timeout)?;
+            if let Ok(signal) = i32::try_from(signal) {
+                checkpointing::note_signal(signal);
+            }
             // Rank 0 ends the run on the committed state of every LP, for the partial
             // report; the other ranks only share its verdict.
             let result = match state {
@@ -339,6 +346,24 @@ mod imp {
         })
     }
 
+    /// The largest of every rank's `value` (an all-reduce: every rank must call it).
+    pub(super) fn largest(value: u64, timeout: Duration) -> anyhow::Result<u64> {
+        use warpsim_timewarp::cluster::{Reduction, Transport};
+        MPI.with(|cell| {
+            let slot = cell.borrow();
+            let Some(mpi) = slot.as_ref() else {
+                anyhow::bail!("MPI is not started");
+            };
+            let mut transport = mpi.transport(timeout);
+            // The largest as the smallest complement (the transport's operations are `SUM`
+            // and `MIN`); between two stretches no packet can arrive here.
+            let all = transport
+                .all_reduce(&[u64::MAX - value], Reduction::Min, &mut |_, _| {})
+                .map_err(|error| anyhow::anyhow!("{error}"))?;
+            Ok(u64::MAX - all.first().copied().unwrap_or(u64::MAX))
+        })
+    }
+
     pub(super) fn rank() -> Option<usize> {
         MPI.with(|cell| cell.borrow().as_ref().map(Mpi::rank))
     }
@@ -399,6 +424,10 @@ mod imp {
     }
 
     pub(super) fn agree(_ok: bool, _timeout: Duration) -> anyhow::Result<bool> {
+        anyhow::bail!(NO_MPI)
+    }
+
+    pub(super) fn largest(_value: u64, _timeout: Duration) -> anyhow::Result<u64> {
         anyhow::bail!(NO_MPI)
     }
 
