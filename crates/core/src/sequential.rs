@@ -11,7 +11,7 @@ use crate::kernel::{Kernel, RunConfig};
 use crate::model::{
     Backend, Committed, Ctx, LogicalProcess, LpMeta, OutputSink, deliver_guarded, encode_event,
 };
-use crate::pending::{Pending, PendingQueue, QueueKind};
+use crate::pending::{Live, Pending, PendingQueue, QueueKind};
 use crate::relocations::Relocations;
 use crate::report::{CostModel, CriticalPath, Report, StopReason, TraceHash};
 use crate::time::{EventKey, LpId, Time};
@@ -222,6 +222,7 @@ fn put_pending<E>(
     for PendingEvent { key, dest, event } in pending {
         let pending = Pending {
             dest,
+            live: Live::Yes,
             crit: 0.0,
             event,
         };
@@ -644,7 +645,9 @@ impl Sequential {
                 }
                 break StopReason::EndTime;
             }
-            let Pending { dest, crit, event } = pending;
+            let Pending {
+                dest, crit, event, ..
+            } = pending;
             if key.id == last_run.0.id && key == last_run.0 && dest == last_run.1 {
                 report.events_committed = committed;
                 report.events_processed = committed;
