@@ -177,8 +177,9 @@ pub struct LpMeta {
     pub(crate) rng: LpRng,
     /// The run's seed, for named streams ([`Ctx::stream`]).
     pub(crate) seed: u64,
-    /// Critical time of the LP's last event (critical-path analysis only).
-    pub(crate) crit: f64,
+    // The critical time of the LP's last event (critical-path analysis) is not here but in
+    // the sequential kernel's own vector, allocated only when the analysis is on: 8 bytes
+    // per LP less (issue 16), and an analysis never continues from a checkpoint anyway.
     pub(crate) retractions: RetractionLog,
 }
 
@@ -188,7 +189,6 @@ impl LpMeta {
         LpMeta {
             rng: crate::rng::lp_rng(seed, lp.get()),
             seed,
-            crit: 0.0,
             retractions: RetractionLog::default(),
         }
     }

@@ -171,7 +171,7 @@ mod tests {
             size_of::<(EventKey, Pending<()>)>()
         );
         assert_eq!(size_of::<Pending<()>>(), 16);
-        // Stream 32, seed 8, critical time 8, retraction log 8.
-        assert_eq!(size_of::<LpMeta>(), 56);
+        // Stream 32, seed 8, retraction log 8.
+        assert_eq!(size_of::<LpMeta>(), 48);
     }
 }
