@@ -197,21 +197,30 @@ fn a_resumed_run_checkpoints_again_and_resumes_again() {
 
 /// Starts `args`, waits until it has started, sends `signal`, and returns its output.
 fn interrupted(args: &[&str], signal: &str) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_warpsim"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The handlers are installed right after the command line is parsed; the run then
-    // takes seconds.
-    std::thread::sleep(std::time::Duration::from_millis(400));
-    let status = Command::new("kill")
-        .args([signal, &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    child.wait_with_output().unwrap()
+    use std::os::unix::process::ExitStatusExt;
+    // A loaded machine may take longer than that to start the process and install its
+    // signal handlers: a process that the signal itself killed is started again, and the
+    // signal sent later.
+    let mut wait = 400;
+    loop {
+        let child = Command::new(env!("CARGO_BIN_EXE_warpsim"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(wait));
+        let status = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let output = child.wait_with_output().unwrap();
+        if output.status.signal().is_none() || wait > 10_000 {
+            return output;
+        }
+        wait *= 2;
+    }
 }
 
 #[test]

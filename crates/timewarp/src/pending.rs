@@ -5,26 +5,48 @@
 //! its first entry and frees it when the last one leaves — a `malloc`, a `free` and a cold
 //! cache line per event. Keeping the smallest entry in the LP record itself means an LP with
 //! one pending event never touches the allocator or a separate node; the others sit in a
-//! small sorted `Vec` that keeps its capacity, and move to a `BTreeMap` only when there are
-//! more than [`SMALL`] of them (so an LP with many pending events stays logarithmic).
+//! sorted `VecDeque` that keeps its capacity, and move to a `BTreeMap` only when there are
+//! more than [`small_limit`] of them (so an LP with very many pending events stays
+//! logarithmic).
+//!
+//! Why a sorted `VecDeque` for up to a few hundred: an LP of Sharks World holds about fifty
+//! events of about ninety bytes, and a `BTreeMap`'s node shifts moved whole events on every
+//! insert and removal (about 700 instructions per event, 40 % of what Time Warp added to the
+//! sequential kernel's cost there). The deque pops its smallest without moving anything,
+//! finds a key by binary search, and an insert moves the shorter side of the entries — one
+//! `memmove`. Tried and measured against it (BENCHMARKS.md, "The pending set of an LP with
+//! many events"): a binary heap with its events inline (a pop moves an entry per level, two
+//! or three copies each, and finding a key is a scan) and a heap or map of slots over a slab
+//! of events (a dependent load per pop, which cost more wall time than it saved).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use warpsim_core::EventKey;
 
-/// Above this many events besides the smallest, they move from the sorted `Vec` to a map.
-const SMALL: usize = 32;
+/// Above this many events besides the smallest, they move from the sorted `VecDeque` to a
+/// map: about 64 KiB of entries (so an insert moves at most about 32 KiB, a quarter of that
+/// on average), between 32 and 1,024.
+const fn small_limit<E>() -> usize {
+    let fit = 65536 / size_of::<(EventKey, E)>();
+    if fit < 32 {
+        32
+    } else if fit > 1024 {
+        1024
+    } else {
+        fit
+    }
+}
 
 /// An ordered map from [`EventKey`] to events. Invariants: `first` is `None` only when the
-/// rest is empty; every other key is greater than `first`'s; `small` (sorted by descending
-/// key, so the smallest is last) is empty whenever `big` is there; `big` is there only when it
+/// rest is empty; every other key is greater than `first`'s; `small` (sorted by ascending
+/// key) is empty whenever `big` is there; `big` is there only when it
 /// holds something (boxed, so that the many LPs without one pay a word for it, not three).
 #[derive(Debug)]
 pub(crate) struct Pending<E> {
     first: Option<(EventKey, E)>,
-    small: Vec<(EventKey, E)>,
+    small: VecDeque<(EventKey, E)>,
     // Boxed on purpose: an empty `BTreeMap` is three words in every LP's record, the box one;
-    // the extra allocation happens only for the few LPs with more than `SMALL` events.
+    // the extra allocation happens only for the few LPs with more than `small_limit` events.
     #[allow(clippy::box_collection)]
     big: Option<Box<BTreeMap<EventKey, E>>>,
 }
@@ -33,7 +55,7 @@ impl<E> Default for Pending<E> {
     fn default() -> Self {
         Pending {
             first: None,
-            small: Vec::new(),
+            small: VecDeque::new(),
             big: None,
         }
     }
@@ -60,7 +82,12 @@ impl<E> Pending<E> {
     /// Where `key` is (`Ok`) or would go (`Err`) in `small`.
     #[inline]
     fn search(&self, key: &EventKey) -> Result<usize, usize> {
-        self.small.binary_search_by(|(other, _)| key.cmp(other))
+        // A new event is most often the latest: one comparison, no search.
+        match self.small.back() {
+            None => Err(0),
+            Some((last, _)) if key > last => Err(self.small.len()),
+            Some(_) => self.small.binary_search_by(|(other, _)| other.cmp(key)),
+        }
     }
 
     #[inline]
@@ -74,11 +101,12 @@ impl<E> Pending<E> {
         }
         match self.search(&key) {
             Ok(_) => return true,
-            Err(_) if self.small.len() >= SMALL => {
+            Err(_) if self.small.len() >= small_limit::<E>() => {
                 let mut big: BTreeMap<EventKey, E> = self.small.drain(..).collect();
                 big.insert(key, event);
                 self.big = Some(Box::new(big));
             }
+            Err(index) if index == self.small.len() => self.small.push_back((key, event)),
             Err(index) => self.small.insert(index, (key, event)),
         }
         false
@@ -87,7 +115,7 @@ impl<E> Pending<E> {
     #[inline]
     fn rest_pop_first(&mut self) -> Option<(EventKey, E)> {
         let Some(big) = &mut self.big else {
-            return self.small.pop();
+            return self.small.pop_front();
         };
         let first = big.pop_first();
         if big.is_empty() {
@@ -105,7 +133,7 @@ impl<E> Pending<E> {
             return removed;
         }
         let index = self.search(key).ok()?;
-        Some(self.small.remove(index).1)
+        self.small.remove(index).map(|(_, event)| event)
     }
 
     fn rest_contains(&self, key: &EventKey) -> bool {
@@ -120,9 +148,9 @@ impl<E> Pending<E> {
     #[inline]
     pub(crate) fn warm_rest(&self) {
         if self.big.is_none()
-            && let Some(last) = self.small.len().checked_sub(1)
+            && let Some(front) = self.small.front()
         {
-            prefetch_index::prefetch_index(&self.small, last);
+            prefetch_index::prefetch_index(std::slice::from_ref(front), 0);
         }
     }
 
@@ -219,7 +247,7 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let k = key(((state >> 33) % 256) as f64, (state >> 20) % 3);
-            // Phases that grow the map past `SMALL` and shrink it back to empty.
+            // Phases that grow the map past `small_limit` and shrink it back to empty.
             let shrink = (step / 1000) % 2 == 1;
             match ((state >> 60) % 4, shrink) {
                 (0, _) | (1, false) => {
