@@ -205,10 +205,12 @@ pub(crate) struct RetractionLog {
     /// (issue 16: bytes per LP at 10M LPs). Saved exactly as the `Vec` it was, so
     /// checkpoints keep their format.
     #[serde(with = "boxed_entries")]
+    #[expect(clippy::box_collection, reason = "8 bytes per LP, see above")]
     entries: Option<Box<Vec<Retraction>>>,
 }
 
 /// (De)serialises [`RetractionLog::entries`] as a plain sequence of entries.
+#[expect(clippy::box_collection, reason = "the boxed log of `RetractionLog::entries`")]
 mod boxed_entries {
     use super::Retraction;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
