@@ -210,7 +210,10 @@ pub(crate) struct RetractionLog {
 }
 
 /// (De)serialises [`RetractionLog::entries`] as a plain sequence of entries.
-#[expect(clippy::box_collection, reason = "the boxed log of `RetractionLog::entries`")]
+#[expect(
+    clippy::box_collection,
+    reason = "the boxed log of `RetractionLog::entries`"
+)]
 mod boxed_entries {
     use super::Retraction;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
