@@ -4,7 +4,7 @@
 use warpsim_queue::Handle;
 
 use crate::error::SimError;
-use crate::pending::{Pending, PendingQueue};
+use crate::pending::{Live, Pending, PendingQueue};
 use crate::relocations::Relocations;
 use crate::rng::LpRng;
 use crate::time::{EventKey, LpId, Time};
@@ -87,10 +87,13 @@ pub trait LogicalProcess: Clone + Send + 'static {
     }
 
     /// An estimate of the heap memory this state owns (the contents of its `Vec`s, `Box`es,
-    /// maps…), in bytes; `0` by default. Only a kernel with a memory budget asks, once per
-    /// state save it makes, so that a budget also covers saved copies of that heap; without
-    /// it, only the state's own `size_of` is counted. It need not be exact, and must be
-    /// cheap (e.g. `self.items.capacity() * size_of::<Item>()`).
+    /// maps…), in bytes; `0` by default. A kernel with a memory budget asks once per state
+    /// save it makes, so that a budget also covers saved copies of that heap; without it,
+    /// only the state's own `size_of` is counted. Time Warp also asks at every GVT, for each
+    /// LP whose events all committed: a state of a kilobyte or more keeps its last save to
+    /// roll back from, where a smaller one is saved again at its next event (a model whose
+    /// state lives mostly in `Vec`s runs faster on Time Warp with this). It need not be
+    /// exact, and must be cheap (e.g. `self.items.capacity() * size_of::<Item>()`).
     fn heap_bytes(&self) -> usize {
         0
     }
@@ -177,8 +180,9 @@ pub struct LpMeta {
     pub(crate) rng: LpRng,
     /// The run's seed, for named streams ([`Ctx::stream`]).
     pub(crate) seed: u64,
-    /// Critical time of the LP's last event (critical-path analysis only).
-    pub(crate) crit: f64,
+    // The critical time of the LP's last event (critical-path analysis) is not here but in
+    // the sequential kernel's own vector, allocated only when the analysis is on: 8 bytes
+    // per LP less (issue 16), and an analysis never continues from a checkpoint anyway.
     pub(crate) retractions: RetractionLog,
 }
 
@@ -188,7 +192,6 @@ impl LpMeta {
         LpMeta {
             rng: crate::rng::lp_rng(seed, lp.get()),
             seed,
-            crit: 0.0,
             retractions: RetractionLog::default(),
         }
     }
@@ -200,7 +203,40 @@ impl LpMeta {
 /// from the LP's own state, without asking the receiver — which an optimistic kernel cannot.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RetractionLog {
-    entries: Vec<Retraction>,
+    /// `None` while empty, and boxed: most LPs of most models never cancel or move an event,
+    /// and every LP carries this log, so it costs 8 bytes per LP instead of a `Vec`'s 24
+    /// (issue 16: bytes per LP at 10M LPs). Saved exactly as the `Vec` it was, so
+    /// checkpoints keep their format.
+    #[serde(with = "boxed_entries")]
+    #[expect(clippy::box_collection, reason = "8 bytes per LP, see above")]
+    entries: Option<Box<Vec<Retraction>>>,
+}
+
+/// (De)serialises [`RetractionLog::entries`] as a plain sequence of entries.
+#[expect(
+    clippy::box_collection,
+    reason = "the boxed log of `RetractionLog::entries`"
+)]
+mod boxed_entries {
+    use super::Retraction;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        entries: &Option<Box<Vec<Retraction>>>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        entries
+            .as_deref()
+            .map_or(&[][..], Vec::as_slice)
+            .serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Box<Vec<Retraction>>>, D::Error> {
+        let entries = Vec::<Retraction>::deserialize(deserializer)?;
+        Ok((!entries.is_empty()).then(|| Box::new(entries)))
+    }
 }
 
 #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
@@ -217,8 +253,8 @@ struct Retraction {
 impl RetractionLog {
     /// The event's current key as far as this LP knows (`None`: cancelled).
     fn current(&self, handle: &EventHandle) -> Option<EventKey> {
-        match self
-            .entries
+        let entries = self.entries.as_deref().map_or(&[][..], Vec::as_slice);
+        match entries
             .iter()
             .rev()
             .find(|entry| entry.sent == handle.key.sent && entry.id == handle.key.id)
@@ -234,10 +270,12 @@ impl RetractionLog {
         // not only past some length: a model that moves a timer on every event (a watchdog)
         // would otherwise carry up to that many dead entries into every save — on Time Warp
         // a kilobyte copied per event (issue 13) — and scan them on every move.
-        self.entries.retain(|entry| entry.max_key > now);
+        if let Some(entries) = &mut self.entries {
+            entries.retain(|entry| entry.max_key > now);
+        }
         let max_key = new.map_or(old, |new| new.max(old));
-        match self
-            .entries
+        let entries = self.entries.get_or_insert_default();
+        match entries
             .iter_mut()
             .find(|entry| entry.sent == old.sent && entry.id == old.id)
         {
@@ -245,7 +283,7 @@ impl RetractionLog {
                 entry.current = new;
                 entry.max_key = entry.max_key.max(max_key);
             }
-            None => self.entries.push(Retraction {
+            None => entries.push(Retraction {
                 sent: old.sent,
                 id: old.id,
                 current: new,
@@ -595,6 +633,7 @@ impl<M: LogicalProcess> Ctx<'_, M> {
             } => {
                 let pending = Pending {
                     dest: to,
+                    live: Live::Yes,
                     crit: 0.0,
                     event,
                 };

@@ -47,9 +47,24 @@ impl std::fmt::Display for QueueKind {
 #[derive(Debug)]
 pub(crate) struct Pending<E> {
     pub(crate) dest: LpId,
+    /// Always [`Live::Yes`]: a byte with 255 impossible values in the padding after `dest`,
+    /// where the ladder queue's slab keeps whether a slot is vacant instead of in a tag of
+    /// its own (`SlotData`'s niche): 8 bytes less per pending event when the model's event
+    /// has no niche of its own (PHOLD's `()`: 64 → 56 bytes per slot; issue 16's memory
+    /// target at 10M LPs).
+    #[expect(dead_code, reason = "never read: it is there for its niche")]
+    pub(crate) live: Live,
     /// Critical time of the sending event (critical-path analysis; 0 when off).
     pub(crate) crit: f64,
     pub(crate) event: E,
+}
+
+/// The one value of [`Pending::live`]: `repr(u8)` gives it a whole byte whose other 255
+/// values are a niche for enclosing enums.
+#[derive(Debug, Clone, Copy)]
+#[repr(u8)]
+pub(crate) enum Live {
+    Yes = 1,
 }
 
 /// Enum dispatch over the queues: the model API's [`Ctx`](crate::Ctx) is one concrete type,
@@ -137,5 +152,26 @@ impl<T> PendingQueue<T> {
     #[inline]
     pub(crate) fn len(&self) -> usize {
         dispatch!(self, queue => queue.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::LpMeta;
+
+    /// The memory of a million LPs (issue 16) rests on these layouts: a pending event's
+    /// `live` byte is a niche that an enclosing enum (the ladder's slab slot) uses for its
+    /// tag, and an LP's kernel-side record stays small.
+    #[test]
+    fn pending_has_a_niche_and_lp_meta_is_small() {
+        use std::mem::size_of;
+        assert_eq!(
+            size_of::<Option<(EventKey, Pending<()>)>>(),
+            size_of::<(EventKey, Pending<()>)>()
+        );
+        assert_eq!(size_of::<Pending<()>>(), 16);
+        // Stream 32, seed 8, retraction log 8.
+        assert_eq!(size_of::<LpMeta>(), 48);
     }
 }

@@ -11,7 +11,7 @@ use crate::kernel::{Kernel, RunConfig};
 use crate::model::{
     Backend, Committed, Ctx, LogicalProcess, LpMeta, OutputSink, deliver_guarded, encode_event,
 };
-use crate::pending::{Pending, PendingQueue, QueueKind};
+use crate::pending::{Live, Pending, PendingQueue, QueueKind};
 use crate::relocations::Relocations;
 use crate::report::{CostModel, CriticalPath, Report, StopReason, TraceHash};
 use crate::time::{EventKey, LpId, Time};
@@ -222,6 +222,7 @@ fn put_pending<E>(
     for PendingEvent { key, dest, event } in pending {
         let pending = Pending {
             dest,
+            live: Live::Yes,
             crit: 0.0,
             event,
         };
@@ -506,6 +507,12 @@ impl Sequential {
         let mut encoded: Vec<u8> = Vec::new();
         let mut encoded_ok = false;
         let critical = config.critical_path;
+        // Critical time of each LP's last event: only when the analysis is on (it never
+        // continues from a checkpoint), so that an LP record does not carry it (issue 16).
+        let mut lp_crits: Vec<f64> = match critical {
+            Some(_) => vec![0.0; slots.len()],
+            None => Vec::new(),
+        };
         let mut total_cost = 0.0f64;
         let mut longest = 0.0f64;
         let max_events = config.max_events.unwrap_or(u64::MAX);
@@ -644,7 +651,9 @@ impl Sequential {
                 }
                 break StopReason::EndTime;
             }
-            let Pending { dest, crit, event } = pending;
+            let Pending {
+                dest, crit, event, ..
+            } = pending;
             if key.id == last_run.0.id && key == last_run.0 && dest == last_run.1 {
                 report.events_committed = committed;
                 report.events_processed = committed;
@@ -663,7 +672,6 @@ impl Sequential {
                 prefetch_index::prefetch_index(&slots, index + 1);
             }
             let slot = &mut slots[dest.index()];
-            let crit_start = slot.meta.crit.max(crit);
             let mut ctx = Ctx::<M> {
                 key,
                 sends: 0,
@@ -710,8 +718,9 @@ impl Sequential {
                 };
                 // A message leaves when its event finishes, so everything this handler sent
                 // (or rescheduled) depends on `finish`; patch them now that the cost is known.
-                let finish = crit_start + cost;
-                slot.meta.crit = finish;
+                let lp_crit = &mut lp_crits[dest.index()];
+                let finish = lp_crit.max(crit) + cost;
+                *lp_crit = finish;
                 for handle in sent.drain(..) {
                     if let Some((_, pending)) = queue.get_mut(handle) {
                         pending.crit = pending.crit.max(finish);

@@ -99,6 +99,21 @@ fn cancel_and_reschedule_heavy_model_matches_the_sequential_kernel() {
     assert!(rollbacks > 0 && antimessages > 0);
 }
 
+/// The same with two kilobytes of state per LP, which every event changes: a fully committed
+/// LP then keeps its last state save and the records after it, and a rollback restores from
+/// that save and coasts forward through committed events.
+#[test]
+fn cancel_and_reschedule_heavy_model_with_a_large_state_matches_the_sequential_kernel() {
+    let mut rollbacks = 0;
+    for seed in 0..seeds() {
+        let (r, _) = check_equivalent("large chaos", seed, 8.0, 1 << 20, || {
+            vec![Chaos::large(); 12]
+        });
+        rollbacks += r;
+    }
+    assert!(rollbacks > 0);
+}
+
 #[test]
 fn zero_delay_cascades_match_the_sequential_kernel() {
     for seed in 0..seeds() / 2 {

@@ -25,8 +25,10 @@ use crate::model::{LogicalProcess, LpMeta};
 const MAGIC: &[u8; 8] = b"WSIMCKPT";
 
 /// The version of the checkpoint format this build writes and reads. A file of another
-/// version is refused with [`CheckpointError::Version`].
-pub const FORMAT_VERSION: u32 = 1;
+/// version is refused with [`CheckpointError::Version`]. Version 2 (issue 16): the trace
+/// hash's per-event function changed, so the running sum saved in a version-1 file would mix
+/// two functions if the run went on.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Why a checkpoint could not be read or written. None of these leaves anything half
 /// done: a refused file changes nothing.

@@ -614,6 +614,16 @@ impl LogicalProcess for Sector {
         }
         self.note_peaks();
     }
+
+    /// The creature lists' buffers: a sector's state is mostly there, and Time Warp keeps a
+    /// large state's last save rather than copy it again after every GVT.
+    fn heap_bytes(&self) -> usize {
+        self.fish.capacity() * size_of::<FishEntry>()
+            + self.sharks.capacity() * size_of::<SharkEntry>()
+            + self.tombstones.capacity() * size_of::<Tombstone>()
+            + (self.start_fish.capacity() + self.start_sharks.capacity())
+                * size_of::<(Creature, Cell)>()
+    }
 }
 
 impl Sector {

@@ -13,6 +13,22 @@ use crate::message::key_max;
 use crate::shared::{StopInfo, ToCoordinator, pending_bytes};
 use crate::watch::Warning;
 
+/// A state at least this big (its own size and its heap) is kept with the records after it
+/// when they all commit (see [`keeps_coast_base`]).
+const COAST_BASE_BYTES: usize = 1024;
+
+/// Whether a fully committed LP keeps its last state save and the records after it, to
+/// coast from, instead of saving its state again at its next event (which it must do when
+/// it has no records: every LP's first event after a GVT saves, whatever the interval). Worth
+/// it for a large state: Sharks World's sectors copy kilobytes per save, and those first
+/// saves were an eighth of its events and a seventh of its cache misses. A small state is
+/// cheaper to save again than to keep: at millions of LPs the kept records would be most of
+/// the memory. Sizes, not timings: a save's timed cost includes the first touch of a cold
+/// state, which the event would pay anyway.
+fn keeps_coast_base<M: LogicalProcess>(model: &M) -> bool {
+    size_of::<M>() + model.heap_bytes() >= COAST_BASE_BYTES
+}
+
 /// How many dirty LPs ahead commit asks for LP records (and half as far for their processed
 /// records) (see [`Worker::commit_below`]).
 const COMMIT_AHEAD: usize = 8;
@@ -215,8 +231,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     .max(start)
             };
             // Usually every record commits, and then every state save goes too: in this loop,
-            // which reads the records anyway.
-            let all = end == lp.processed.len();
+            // which reads the records anyway — unless the LP keeps its last save to coast
+            // from (see `keeps_coast_base`).
+            let all = end == lp.processed.len() && (end == 0 || !keeps_coast_base(&lp.model));
             if all && self.settings.memory.is_some() {
                 self.sizes.save_heap -= saved_heap(lp.processed.iter());
             }
@@ -272,7 +289,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 lp.effects.clear();
                 self.spare.put_back(&mut lp.processed, &mut lp.effects);
             } else {
-                let mut keep = end;
+                // The latest state save at or before the first record not committed (or
+                // the last record, when all are): the records from it on stay.
+                let mut keep = end.min(lp.processed.len() - 1);
                 while keep > 0 && lp.processed[keep].snapshot.is_none() {
                     keep -= 1;
                 }
@@ -285,6 +304,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 lp.processed.drain(..keep);
                 self.sizes.records -= keep;
                 lp.committed_prefix = (end - keep) as u32;
+                if lp.processed.len() == lp.committed_prefix as usize {
+                    lp.newest = -1.0;
+                }
             }
             // The effects of the records just committed are the log's first (those of the
             // records committed before left then), and no rollback can undo them now.

@@ -148,6 +148,19 @@ where
 pub struct Chaos {
     pending: Vec<EventHandle>,
     handled: u64,
+    /// State mixed by every event (empty by default): with it, a state big enough that Time
+    /// Warp keeps its last save across GVTs to coast from (see `Chaos::large`).
+    ballast: Vec<u64>,
+}
+
+impl Chaos {
+    /// A Chaos LP with two kilobytes of state that every event changes.
+    pub fn large() -> Chaos {
+        Chaos {
+            ballast: vec![0; 256],
+            ..Chaos::default()
+        }
+    }
 }
 
 impl LogicalProcess for Chaos {
@@ -160,8 +173,24 @@ impl LogicalProcess for Chaos {
             self.pending.push(handle);
         }
     }
+    fn heap_bytes(&self) -> usize {
+        self.ballast.capacity() * size_of::<u64>()
+    }
     fn on_event(&mut self, tag: u32, ctx: &mut Ctx<Self>) {
         self.handled += 1;
+        if !self.ballast.is_empty() {
+            let at = (self.handled % self.ballast.len() as u64) as usize;
+            self.ballast[at] = self.ballast[at]
+                .wrapping_mul(31)
+                .wrapping_add(u64::from(tag));
+            if self.handled.is_multiple_of(4) {
+                let sum = self
+                    .ballast
+                    .iter()
+                    .fold(0u64, |sum, &x| sum.wrapping_add(x));
+                ctx.emit((5, true, sum));
+            }
+        }
         let n = ctx.n_lps();
         let roll: f64 = ctx.rng().random();
         let mut sends = 1;
