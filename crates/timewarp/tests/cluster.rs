@@ -162,3 +162,36 @@ fn model_errors_stop_every_rank_at_the_same_event() {
         }
     }
 }
+
+/// Lazy cancellation across ranks has a known defect (an antimessage can arrive with no event
+/// to annihilate, and the run then commits events a sequential run does not): a run asked
+/// for it cancels aggressively, says so once (rank 0), and commits what the sequential
+/// kernel does.
+#[test]
+fn lazy_cancellation_across_ranks_runs_aggressive_and_says_so() {
+    use std::sync::{Arc, Mutex};
+    let config = RunConfig::new(5).end_time(30.0);
+    let make = || vec![Chaos::default(); 9];
+    let expected = Sequential::new(config.clone())
+        .run(make(), &mut Vec::new())
+        .unwrap();
+    let warnings = Arc::new(Mutex::new(Vec::new()));
+    let seen = warnings.clone();
+    let kernel = TimeWarp::new(config)
+        .threads(1)
+        .cancellation(warpsim_timewarp::Cancellation::Lazy)
+        .on_warning(Arc::new(move |warning: &warpsim_timewarp::Warning| {
+            seen.lock().unwrap().push(warning.clone());
+        }));
+    let (report, _, stats) = cluster(&kernel, 3, &make);
+    assert_eq!(report.unwrap().trace_hash, expected.trace_hash);
+    assert_eq!(
+        stats.cancellation,
+        warpsim_timewarp::Cancellation::Aggressive
+    );
+    assert_eq!(stats.lazy_hits, 0);
+    assert_eq!(
+        *warnings.lock().unwrap(),
+        vec![warpsim_timewarp::Warning::LazyCancellationAcrossRanks]
+    );
+}
