@@ -3,8 +3,11 @@
 //! ends with the uninterrupted run's trace and content hashes, counts, metrics and files;
 //! bad checkpoint files and flags that would change the result are refused in one line.
 
+mod common;
+
+use common::interrupted;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
@@ -195,34 +198,6 @@ fn a_resumed_run_checkpoints_again_and_resumes_again() {
     assert_eq!(result(&warpsim(&["resume", path(&second)])), reference);
 }
 
-/// Starts `args`, waits until it has started, sends `signal`, and returns its output.
-fn interrupted(args: &[&str], signal: &str) -> Output {
-    use std::os::unix::process::ExitStatusExt;
-    // A loaded machine may take longer than that to start the process and install its
-    // signal handlers: a process that the signal itself killed is started again, and the
-    // signal sent later.
-    let mut wait = 400;
-    loop {
-        let child = Command::new(env!("CARGO_BIN_EXE_warpsim"))
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(wait));
-        let status = Command::new("kill")
-            .args([signal, &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let output = child.wait_with_output().unwrap();
-        if output.status.signal().is_none() || wait > 10_000 {
-            return output;
-        }
-        wait *= 2;
-    }
-}
-
 #[test]
 fn a_signal_stops_the_run_with_a_partial_report_and_a_checkpoint_that_resumes_it() {
     let dir = scratch("signal");
@@ -244,7 +219,7 @@ fn a_signal_stops_the_run_with_a_partial_report_and_a_checkpoint_that_resumes_it
         let file = dir.join(format!("{signal}.ckpt"));
         let mut checkpointed = args.to_vec();
         checkpointed.extend(["--checkpoint-file", path(&file)]);
-        let stopped = interrupted(&checkpointed, signal);
+        let stopped = interrupted(&checkpointed, signal, 400);
         assert_eq!(stopped.status.code(), Some(code), "{}", stderr(&stopped));
         let err = stderr(&stopped);
         assert!(err.contains("stopped the run"), "{err}");
@@ -261,7 +236,11 @@ fn a_signal_stops_the_run_with_a_partial_report_and_a_checkpoint_that_resumes_it
 
 #[test]
 fn an_interrupted_run_without_a_checkpoint_file_still_reports_in_text() {
-    let stopped = interrupted(&["run", "phold", "--lps", "64", "--end", "1e12"], "-INT");
+    let stopped = interrupted(
+        &["run", "phold", "--lps", "64", "--end", "1e12"],
+        "-INT",
+        400,
+    );
     assert_eq!(stopped.status.code(), Some(130), "{}", stderr(&stopped));
     let text = String::from_utf8_lossy(&stopped.stdout);
     assert!(text.contains("(interrupted)"), "{text}");

@@ -4,6 +4,8 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod paced;
+
 use std::fmt::Debug;
 
 use rand::RngExt;
