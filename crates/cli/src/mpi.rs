@@ -141,15 +141,7 @@ where
         RankStart::Resume(checkpoint) => checkpoint.events_committed(),
         _ => 0,
     };
-    let whole = |mut report: Report| {
-        report.wall_seconds = started.elapsed().as_secs_f64();
-        report.events_per_second = if report.wall_seconds > 0.0 {
-            (report.events_committed - first_event) as f64 / report.wall_seconds
-        } else {
-            0.0
-        };
-        report
-    };
+    let whole = |report: Report| crate::run::whole_run(report, started, first_event);
     let mut first = true;
     loop {
         let mut stretch = config.clone();

@@ -300,15 +300,7 @@ where
         Start::Resume(checkpoint) => checkpoint.events_committed(),
         Start::Init(_) => 0,
     };
-    let whole = |mut report: Report| {
-        report.wall_seconds = started.elapsed().as_secs_f64();
-        report.events_per_second = if report.wall_seconds > 0.0 {
-            (report.events_committed - first_event) as f64 / report.wall_seconds
-        } else {
-            0.0
-        };
-        report
-    };
+    let whole = |report: Report| whole_run(report, started, first_event);
     loop {
         let mut stretch = config.clone();
         if let Some(at) = pause_at {
@@ -549,4 +541,21 @@ pub(crate) fn execute(scenario: &dyn Scenario) -> Result<()> {
     }
     crate::out::print(&text)?;
     Ok(())
+}
+
+/// A report of a run made in stretches (between checkpoints, or after a resume): its wall
+/// time since `started`, and its rate over the events committed since then (`first_event`
+/// were committed before the run resumed).
+pub(crate) fn whole_run(
+    mut report: Report,
+    started: std::time::Instant,
+    first_event: u64,
+) -> Report {
+    report.wall_seconds = started.elapsed().as_secs_f64();
+    report.events_per_second = if report.wall_seconds > 0.0 {
+        (report.events_committed - first_event) as f64 / report.wall_seconds
+    } else {
+        0.0
+    };
+    report
 }

@@ -13,16 +13,15 @@ mod common;
 
 use std::time::Duration;
 
-use common::paced::{Paced, lps, never};
+use common::paced::{Outputs, Paced, lps, never, round_trip, whole};
 use warpsim_core::{
-    Checkpoint, CheckpointLabel, Committed, Ending, Kernel, OutputSink, Report, RunConfig,
-    Sequential, Start, StopHandle, StopReason,
+    CheckpointLabel, Committed, Ending, OutputSink, Report, RunConfig, Sequential, Start,
+    StopHandle, StopReason,
 };
 use warpsim_timewarp::cluster::{self, RankEnding, RankPause, RankStart};
 use warpsim_timewarp::{Cancellation, TimeWarp};
 
 type Output = (u8, bool, u64);
-type Outputs = Vec<Committed<Output>>;
 
 /// Rank 0's sink: keeps every output, and asks `handle` for a stop (or a pause) when it
 /// first receives an output at or after `at`.
@@ -61,23 +60,6 @@ fn size() -> (usize, f64) {
 
 fn label() -> CheckpointLabel {
     CheckpointLabel::new("cluster-stop-test", "")
-}
-
-/// Through the file format and back.
-fn round_trip(mut checkpoint: Box<Checkpoint<Paced>>) -> Box<Checkpoint<Paced>> {
-    checkpoint.set_label(label());
-    let mut bytes = Vec::new();
-    checkpoint.write_to(&mut bytes).unwrap();
-    Box::new(Checkpoint::read_from(&bytes[..], &label()).unwrap())
-}
-
-/// The uninterrupted run: report, outputs, final states (by `Debug`).
-fn whole(config: &RunConfig) -> (Report, Outputs, String) {
-    let mut outputs = Vec::new();
-    let finished = Sequential::new(config.clone())
-        .run_final(lps(size().0, never()), &mut outputs)
-        .unwrap();
-    (finished.report, outputs, format!("{:?}", finished.states))
 }
 
 /// Runs one stretch on `kernels.len()` ranks (rank `r` with `kernels[r]` and `starts[r]`),
@@ -137,7 +119,7 @@ fn pause_and_resume(
     let config = RunConfig::new(ranks as u64 * 11 + at as u64)
         .end_time(end)
         .content_hash(true);
-    let (expected, expected_outputs, expected_states) = whole(&config);
+    let (expected, expected_outputs, expected_states) = whole(&config, size().0);
     let what = format!("{ranks} ranks, {cancellation:?}, {request:?} at {at}");
     let handles: Vec<StopHandle> = (0..ranks).map(|_| StopHandle::new()).collect();
     let kernels: Vec<TimeWarp> = handles
@@ -298,7 +280,7 @@ fn pause_and_resume(
     }
 
     // From the file, on another number of ranks or the sequential kernel.
-    let checkpoint = round_trip(checkpoint);
+    let checkpoint = round_trip(checkpoint, &label());
     let mut outputs = sink.outputs;
     if resume_ranks == 0 {
         let Ok(Ending::Finished(done)) =
@@ -422,7 +404,7 @@ fn a_pause_time_needs_run_cluster_from() {
 fn a_sequential_checkpoint_resumes_on_ranks() {
     let (n_lps, end) = size();
     let config = RunConfig::new(5).end_time(end).content_hash(true);
-    let (expected, expected_outputs, _) = whole(&config);
+    let (expected, expected_outputs, _) = whole(&config, size().0);
     let mut outputs = Vec::new();
     let Ending::Paused(checkpoint, _) = Sequential::new(config.clone().pause_at(end / 3.0))
         .run_from(Start::Init(lps(n_lps, never())), &mut outputs)
@@ -430,7 +412,7 @@ fn a_sequential_checkpoint_resumes_on_ranks() {
     else {
         panic!("no pause");
     };
-    let checkpoint = round_trip(checkpoint);
+    let checkpoint = round_trip(checkpoint, &label());
     for ranks in 1..=3 {
         let kernels: Vec<TimeWarp> = (0..ranks)
             .map(|_| TimeWarp::new(config.clone()).threads(2))

@@ -10,14 +10,12 @@
 
 mod common;
 
-use common::paced::{Paced, lps, never};
+use common::paced::{Outputs, lps, never, round_trip, whole};
 use warpsim_core::{
-    Checkpoint, CheckpointLabel, Committed, Ending, Kernel, OutputSink, Report, RunConfig,
-    Sequential, Start, StopHandle, StopReason,
+    CheckpointLabel, Committed, Ending, Kernel, OutputSink, RunConfig, Sequential, Start,
+    StopHandle, StopReason,
 };
 use warpsim_timewarp::{Cancellation, TimeWarp};
-
-type Outputs = Vec<Committed<(u8, bool, u64)>>;
 
 /// A sink that keeps every output and makes a request of `handle` when it first receives
 /// an output at or after `at` (a stop, or a pause when `pause`).
@@ -56,24 +54,6 @@ fn label() -> CheckpointLabel {
     CheckpointLabel::new("stop-test", "")
 }
 
-/// Through the file format and back.
-fn round_trip(mut checkpoint: Box<Checkpoint<Paced>>) -> Box<Checkpoint<Paced>> {
-    checkpoint.set_label(label());
-    let mut bytes = Vec::new();
-    checkpoint.write_to(&mut bytes).unwrap();
-    Box::new(Checkpoint::read_from(&bytes[..], &label()).unwrap())
-}
-
-/// The uninterrupted run: report, outputs, final states (compared by `Debug`).
-fn whole(config: &RunConfig) -> (Report, Outputs, String) {
-    let mut outputs = Vec::new();
-    let finished = Sequential::new(config.clone())
-        .run_final(lps(size().0, never()), &mut outputs)
-        .unwrap();
-    let states = format!("{:?}", finished.states);
-    (finished.report, outputs, states)
-}
-
 /// Runs the scenario on Time Warp with a request at `at`, checks the interrupted run and
 /// its checkpoint, resumes it on `resume_on` (None: the sequential kernel) and compares the
 /// whole with the uninterrupted run.
@@ -88,7 +68,7 @@ fn stop_and_resume(
     let config = RunConfig::new(threads as u64 * 7 + at as u64)
         .end_time(end)
         .content_hash(true);
-    let (expected, expected_outputs, expected_states) = whole(&config);
+    let (expected, expected_outputs, expected_states) = whole(&config, size().0);
     let what = format!("{threads} threads, {cancellation:?}, request at {at}, pause {pause}");
 
     let handle = StopHandle::new();
@@ -151,7 +131,7 @@ fn stop_and_resume(
         "{what}: an output before the checkpoint's boundary is missing"
     );
 
-    let checkpoint = round_trip(checkpoint);
+    let checkpoint = round_trip(checkpoint, &label());
     let mut outputs = sink.outputs;
     let config = RunConfig::new(config.seed).end_time(end).content_hash(true);
     let ending = match resume_on {

@@ -5,7 +5,10 @@
 use std::time::Duration;
 
 use rand::RngExt;
-use warpsim_core::{Ctx, EventHandle, LogicalProcess, LpId};
+use warpsim_core::{
+    Checkpoint, CheckpointLabel, Committed, Ctx, EventHandle, Kernel, LogicalProcess, LpId, Report,
+    RunConfig, Sequential,
+};
 
 /// Random sends (some with zero delay), cancels and reschedules, one or two outputs per
 /// event; handlers at or after `slow_from` sleep [`PACE`] first. `slow_from` changes only
@@ -91,4 +94,28 @@ pub fn lps(n: usize, slow_from: f64) -> Vec<Paced> {
         };
         n
     ]
+}
+
+/// What the paced model emits, as a sink collects it.
+pub type Outputs = Vec<Committed<(u8, bool, u64)>>;
+
+/// `checkpoint` through the file format and back, under `label`.
+pub fn round_trip(
+    mut checkpoint: Box<Checkpoint<Paced>>,
+    label: &CheckpointLabel,
+) -> Box<Checkpoint<Paced>> {
+    checkpoint.set_label(label.clone());
+    let mut bytes = Vec::new();
+    checkpoint.write_to(&mut bytes).unwrap();
+    Box::new(Checkpoint::read_from(&bytes[..], label).unwrap())
+}
+
+/// The uninterrupted run of `n` LPs on the sequential kernel: report, outputs, final states
+/// (compared by `Debug`).
+pub fn whole(config: &RunConfig, n: usize) -> (Report, Outputs, String) {
+    let mut outputs = Vec::new();
+    let finished = Sequential::new(config.clone())
+        .run_final(lps(n, never()), &mut outputs)
+        .unwrap();
+    (finished.report, outputs, format!("{:?}", finished.states))
 }
