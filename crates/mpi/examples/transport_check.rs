@@ -94,6 +94,25 @@ fn main() {
         fail(&mpi, &format!("all_reduce min gave {least:?}"));
     }
 
+    // Words at or above 2^63 are unsigned too: u64::MAX is how a rank stays out of a GVT
+    // round's level (MPICH 4.0's own minimum on MPI_UINT64_T compared them as signed).
+    let mine = [
+        if rank_word == 0 { 278 } else { u64::MAX },
+        (1 << 63) + rank_word,
+        u64::MAX - rank_word,
+    ];
+    let least = transport
+        .all_reduce(&mine, Reduction::Min, &mut |from, bytes| {
+            inbox.push((from, bytes))
+        })
+        .unwrap_or_else(|error| fail(&mpi, &format!("all_reduce: {error}")));
+    if least != [278, 1 << 63, u64::MAX - (ranks as u64 - 1)] {
+        fail(
+            &mpi,
+            &format!("all_reduce min of words past 2^63 gave {least:?}"),
+        );
+    }
+
     let expected = ROUNDS * SIZES.len() * (ranks - 1);
     let start = Instant::now();
     while inbox.len() < expected {

@@ -271,17 +271,50 @@ impl Transport for MpiTransport<'_> {
         op: Reduction,
         arrived: &mut Arrived<'_>,
     ) -> Result<Vec<u64>, TransportError> {
-        let mut result = vec![0; mine.len()];
-        // `MPI_SUM` on `MPI_UINT64_T` wraps like `Reduction::Sum` (unsigned C arithmetic).
-        let operation = match op {
-            Reduction::Sum => SystemOperation::sum(),
-            Reduction::Min => SystemOperation::min(),
-            other => return Err(failed(format!("no MPI operation for {other:?}"))),
-        };
         let world = &self.mpi.universe.world();
+        match op {
+            // `MPI_SUM` on `MPI_UINT64_T` wraps like `Reduction::Sum` (unsigned C arithmetic).
+            Reduction::Sum => {
+                let mut result = vec![0u64; mine.len()];
+                self.reduce_into(world, mine, &mut result, SystemOperation::sum(), arrived);
+                Ok(result)
+            }
+            // A minimum is taken over the words mapped to `i64` in order (the top bit
+            // flipped), with `MPI_MIN` on `MPI_INT64_T`. MPICH 4.0's `MPI_MIN` on
+            // `MPI_UINT64_T` compares as signed: a word at or above 2⁶³ (`u64::MAX` is how a
+            // rank stays out of a level of a GVT round) won every minimum, and GVT jumped
+            // past events still at risk. A signed minimum is right in every MPI.
+            Reduction::Min => {
+                const FLIP: u64 = 1 << 63;
+                let flipped: Vec<i64> = mine.iter().map(|&word| (word ^ FLIP) as i64).collect();
+                let mut result = vec![0i64; mine.len()];
+                self.reduce_into(
+                    world,
+                    &flipped,
+                    &mut result,
+                    SystemOperation::min(),
+                    arrived,
+                );
+                Ok(result.into_iter().map(|word| word as u64 ^ FLIP).collect())
+            }
+            other => Err(failed(format!("no MPI operation for {other:?}"))),
+        }
+    }
+}
+
+impl MpiTransport<'_> {
+    /// `MPI_Iallreduce` of `mine` into `result`, polled until done, receiving every batch
+    /// that arrives meanwhile.
+    fn reduce_into<W: Equivalence>(
+        &self,
+        world: &SimpleCommunicator,
+        mine: &[W],
+        result: &mut [W],
+        operation: SystemOperation,
+        arrived: &mut Arrived<'_>,
+    ) {
         scope(|scope| {
-            let mut request =
-                world.immediate_all_reduce_into(scope, mine, &mut result[..], operation);
+            let mut request = world.immediate_all_reduce_into(scope, mine, result, operation);
             let mut patience = Patience::new(self.timeout);
             loop {
                 match request.test() {
@@ -294,7 +327,6 @@ impl Transport for MpiTransport<'_> {
                 }
             }
         });
-        Ok(result)
     }
 }
 

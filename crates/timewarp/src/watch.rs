@@ -69,10 +69,6 @@ pub enum Warning {
         /// The kernel's estimate of what it holds, in bytes.
         used: u64,
     },
-    /// A run across ranks was asked for lazy cancellation, which has a known defect there
-    /// (it can commit events a sequential run does not); it cancels aggressively instead.
-    /// What commits does not depend on the cancellation mode, only speed does.
-    LazyCancellationAcrossRanks,
 }
 
 impl fmt::Display for Warning {
@@ -86,10 +82,6 @@ impl fmt::Display for Warning {
             } => write!(
                 f,
                 "{lp} has been handling its event at time {time} for {seconds:.1} s while its state is speculative (GVT is {gvt}); a handler that loops, blocks or sleeps in a state the sequential kernel never reaches stalls Time Warp"
-            ),
-            Warning::LazyCancellationAcrossRanks => write!(
-                f,
-                "lazy cancellation across ranks has a known defect (it can commit events a sequential run does not); this run cancels aggressively, which gives the same results"
             ),
             Warning::MemoryBudgetExceeded { budget, used } => write!(
                 f,

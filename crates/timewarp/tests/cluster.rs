@@ -163,35 +163,131 @@ fn model_errors_stop_every_rank_at_the_same_event() {
     }
 }
 
-/// Lazy cancellation across ranks has a known defect (an antimessage can arrive with no event
-/// to annihilate, and the run then commits events a sequential run does not): a run asked
-/// for it cancels aggressively, says so once (rank 0), and commits what the sequential
-/// kernel does.
+/// Lazy cancellation across ranks runs lazily (it once ran aggressively: the MPI transport's
+/// minimum was wrong, see `signed_minimum_of_the_transport_is_caught`) and commits what the
+/// sequential kernel does.
 #[test]
-fn lazy_cancellation_across_ranks_runs_aggressive_and_says_so() {
-    use std::sync::{Arc, Mutex};
-    let config = RunConfig::new(5).end_time(30.0);
-    let make = || vec![Chaos::default(); 9];
-    let expected = Sequential::new(config.clone())
-        .run(make(), &mut Vec::new())
-        .unwrap();
-    let warnings = Arc::new(Mutex::new(Vec::new()));
-    let seen = warnings.clone();
-    let kernel = TimeWarp::new(config)
-        .threads(1)
-        .cancellation(warpsim_timewarp::Cancellation::Lazy)
-        .on_warning(Arc::new(move |warning: &warpsim_timewarp::Warning| {
-            seen.lock().unwrap().push(warning.clone());
-        }));
-    let (report, _, stats) = cluster(&kernel, 3, &make);
-    assert_eq!(report.unwrap().trace_hash, expected.trace_hash);
-    assert_eq!(
-        stats.cancellation,
-        warpsim_timewarp::Cancellation::Aggressive
-    );
-    assert_eq!(stats.lazy_hits, 0);
-    assert_eq!(
-        *warnings.lock().unwrap(),
-        vec![warpsim_timewarp::Warning::LazyCancellationAcrossRanks]
+fn lazy_cancellation_across_ranks_is_lazy_and_matches_the_sequential_kernel() {
+    for seed in 0..4 {
+        let params = PholdParams {
+            lps: 48,
+            end: 40.0,
+            remote: 0.9,
+            ..PholdParams::default()
+        };
+        let config = RunConfig::new(seed).end_time(params.end);
+        let expected = Sequential::new(config.clone())
+            .run(params.build().unwrap(), &mut Vec::new())
+            .unwrap();
+        let kernel = TimeWarp::new(config)
+            .threads(1)
+            .cancellation(warpsim_timewarp::Cancellation::Lazy)
+            .on_warning(std::sync::Arc::new(
+                |warning: &warpsim_timewarp::Warning| panic!("no warning expected: {warning}"),
+            ));
+        let (report, _, stats) = cluster(&kernel, 3, &|| params.build().unwrap());
+        assert_eq!(
+            report.unwrap().trace_hash,
+            expected.trace_hash,
+            "seed {seed}"
+        );
+        assert_eq!(stats.cancellation, warpsim_timewarp::Cancellation::Lazy);
+        assert_eq!(stats.early_antimessages, 0, "seed {seed}");
+    }
+}
+
+/// A transport whose all-reduce minimum compares words as signed (MPICH 4.0's `MPI_MIN` on
+/// `MPI_UINT64_T` did): GVT rounds use `u64::MAX` for "not taking part", which such a minimum
+/// picks over every real key, so GVT would pass events still at risk. The gateway notices
+/// (the minimum is above its own contribution) and the run fails with one clear error
+/// instead of committing wrong events.
+#[test]
+fn signed_minimum_of_the_transport_is_caught() {
+    use warpsim_timewarp::cluster::{
+        Arrived, Loopback, Reduction, Transport, TransportError, loopback,
+    };
+    struct Signed(Loopback);
+    impl Transport for Signed {
+        fn rank(&self) -> usize {
+            self.0.rank()
+        }
+        fn ranks(&self) -> usize {
+            self.0.ranks()
+        }
+        fn timeout(&self) -> std::time::Duration {
+            self.0.timeout()
+        }
+        fn send_all(
+            &mut self,
+            batches: &mut Vec<(usize, Vec<u8>)>,
+            arrived: &mut Arrived<'_>,
+        ) -> Result<(), TransportError> {
+            self.0.send_all(batches, arrived)
+        }
+        fn receive(&mut self, arrived: &mut Arrived<'_>) -> Result<usize, TransportError> {
+            self.0.receive(arrived)
+        }
+        fn all_gather(
+            &mut self,
+            mine: &[u64],
+            arrived: &mut Arrived<'_>,
+        ) -> Result<Vec<u64>, TransportError> {
+            self.0.all_gather(mine, arrived)
+        }
+        fn all_reduce(
+            &mut self,
+            mine: &[u64],
+            op: Reduction,
+            arrived: &mut Arrived<'_>,
+        ) -> Result<Vec<u64>, TransportError> {
+            if op != Reduction::Min {
+                return self.0.all_reduce(mine, op, arrived);
+            }
+            // The order-preserving map between signed and unsigned words, so that the
+            // loopback's (right) unsigned minimum computes a signed one.
+            let flipped: Vec<u64> = mine.iter().map(|word| word ^ (1 << 63)).collect();
+            let least = self.0.all_reduce(&flipped, op, arrived)?;
+            Ok(least.into_iter().map(|word| word ^ (1 << 63)).collect())
+        }
+    }
+    let params = PholdParams {
+        lps: 24,
+        end: 20.0,
+        remote: 0.9,
+        ..PholdParams::default()
+    };
+    let kernel = TimeWarp::new(RunConfig::new(1).end_time(params.end)).threads(1);
+    let transports = loopback(2, std::time::Duration::from_secs(3));
+    let results: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = transports
+            .into_iter()
+            .map(|transport| {
+                let (kernel, params) = (&kernel, &params);
+                scope.spawn(move || {
+                    let mut transport = Signed(transport);
+                    let lps = params.build().unwrap();
+                    kernel
+                        .run_cluster(lps, &mut Vec::new(), &mut transport, 42)
+                        .0
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    // The ranks that see the wrong minimum fail with it; the others are left waiting and
+    // give up at the transport's timeout, as for any rank that fails (over MPI, the CLI
+    // aborts the job on the first failing rank).
+    let errors: Vec<String> = results
+        .iter()
+        .map(|result| match result {
+            Ok(_) => panic!("a wrong minimum must fail the run"),
+            Err(error) => error.to_string(),
+        })
+        .collect();
+    assert!(
+        errors
+            .iter()
+            .any(|error| error.contains("all-reduce minimum")),
+        "unexpected errors: {errors:?}"
     );
 }

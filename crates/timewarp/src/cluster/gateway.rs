@@ -350,13 +350,23 @@ where
             least[level] = self.reduce(&[mine], Reduction::Min)?[0];
             tied &= levels[level] == least[level];
         }
-        Ok(Some(words_key(&[
+        let least = words_key(&[
             least[0],
             least[1] >> 32,
             least[1] & u64::from(u32::MAX),
             least[2],
             least[3],
-        ])))
+        ]);
+        if least > local {
+            // Every rank takes part, so the minimum is at most this rank's own key. A
+            // transport whose minimum is wrong (MPICH 4.0's on unsigned words was) would let
+            // GVT pass events that can still roll back: fail loudly instead.
+            return Err(cluster_error(format!(
+                "the transport's all-reduce minimum (a key at time {}) is above this rank's own contribution (at time {}): its minimum is wrong, and GVT cannot be trusted",
+                least.time, local.time
+            )));
+        }
+        Ok(Some(least))
     }
 
     /// Once some rank has stopped (ground rule 4): the smallest stop key of all, exactly.

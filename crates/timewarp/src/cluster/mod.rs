@@ -205,24 +205,6 @@ impl TimeWarp {
         S: OutputSink<M::Output>,
         T: Transport,
     {
-        if self.cancellation == crate::Cancellation::Lazy {
-            // Known defect: across ranks, lazy cancellation sometimes lets an antimessage
-            // arrive with no event to annihilate ("early"), and then commits events that a
-            // sequential run does not (PHOLD 1,024 LPs on 3 ranks: about 1 run in 3). What
-            // commits does not depend on the cancellation mode, so the run cancels
-            // aggressively, and says so, until that is found.
-            if transport.rank() == 0 {
-                let hook = self
-                    .warnings
-                    .hook
-                    .clone()
-                    .unwrap_or_else(crate::watch::default_hook);
-                hook(&crate::Warning::LazyCancellationAcrossRanks);
-            }
-            let mut aggressive = self.clone();
-            aggressive.cancellation = crate::Cancellation::Aggressive;
-            return aggressive.run_rank(start, sink, transport, fingerprint, stoppable);
-        }
         let started = Instant::now();
         let rank = transport.rank();
         let ranks = transport.ranks();
