@@ -15,6 +15,14 @@ pub(crate) const WINDOW_EVENTS: f64 = 512.0;
 /// ≈ 25 % more CPU than with a window of this many events (issue 13, part 5).
 pub(crate) const WINDOW_EVENTS_MAX: f64 = 8192.0;
 
+/// However wide its window, a worker holds at most this many uncommitted records (or four
+/// GVT intervals' worth, if more) and otherwise waits for GVT, as at a window. The window
+/// bounds optimism in simulated time only once a few GVTs have measured the run; before
+/// that, or while GVT cannot pass an event (a failed handler not yet known to be real), a
+/// worker whose peers cannot keep up would run away: a failing model on 4 threads once ran
+/// 3.7 M events past GVT and several gigabytes before GVT reached the failure.
+pub(crate) const RECORDS_MAX: u64 = 4 * WINDOW_EVENTS_MAX as u64;
+
 /// How much the memory of the window a worker thrashed at fades per calm GVT.
 const CLIFF_FADE: f64 = 1.02;
 

@@ -1,4 +1,6 @@
-//! An LP's pending events: an ordered map by key whose smallest entry sits inline.
+//! An LP's pending events while a run is set up (`init`'s effects, a checkpoint's events):
+//! an ordered map by key whose smallest entry sits inline. The workers then move them into
+//! their stores.
 //!
 //! Most LPs hold one or a few pending events at a time (PHOLD with population 1 holds
 //! exactly one), and every execution takes the smallest. A `BTreeMap` allocates a node for
@@ -136,6 +138,7 @@ impl<E> Pending<E> {
         self.small.remove(index).map(|(_, event)| event)
     }
 
+    #[cfg(test)]
     fn rest_contains(&self, key: &EventKey) -> bool {
         match &self.big {
             None => self.search(key).is_ok(),
@@ -143,19 +146,8 @@ impl<E> Pending<E> {
         }
     }
 
-    /// Asks the hardware to load the entry that becomes the smallest when the smallest
-    /// leaves (it lives outside the LP's record).
-    #[inline]
-    pub(crate) fn warm_rest(&self) {
-        if self.big.is_none()
-            && let Some(front) = self.small.front()
-        {
-            prefetch_index::prefetch_index(std::slice::from_ref(front), 0);
-        }
-    }
-
     /// The smallest key.
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn first_key(&self) -> Option<EventKey> {
         self.first.as_ref().map(|(key, _)| *key)
     }
@@ -203,6 +195,7 @@ impl<E> Pending<E> {
     }
 
     /// The event under `key`.
+    #[cfg(test)]
     pub(crate) fn get(&self, key: &EventKey) -> Option<&E> {
         match &self.first {
             Some((first, event)) if first == key => Some(event),
@@ -218,6 +211,7 @@ impl<E> Pending<E> {
     }
 
     /// Whether an event is pending under `key`.
+    #[cfg(test)]
     pub(crate) fn contains_key(&self, key: &EventKey) -> bool {
         match &self.first {
             Some((first, _)) if first == key => true,

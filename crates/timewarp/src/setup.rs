@@ -18,7 +18,7 @@ use crate::message::{Msg, Route, key_max, route_entry};
 use crate::pending::Pending;
 use crate::shared::{Settings, Shared, StopInfo, ToCoordinator, pending_bytes};
 use crate::watch::default_hook;
-use crate::worker::{FinalLp, LpState, Transfer, Worker, WorkerParts};
+use crate::worker::{FinalLp, LpState, Owned, Store, Transfer, Worker, WorkerParts};
 
 /// Where a run's workers are: `ranks` processes of `threads` workers each, this process being
 /// `rank`; with a `gateway` (a distributed run), the calling thread is one more participant
@@ -36,8 +36,8 @@ pub(crate) struct Prepared<M: LogicalProcess> {
     /// Where each LP lives: (worker, index there); another rank's LP routes to the gateway
     /// (worker `threads`, index = its rank).
     pub(crate) route: Vec<AtomicU64>,
-    /// Each local worker's LPs.
-    pub(crate) owned: Vec<Vec<LpState<M>>>,
+    /// Each local worker's LPs, with their starting events.
+    pub(crate) owned: Vec<Owned<M>>,
     pub(crate) settings: Settings,
     pub(crate) shared: Shared<M::Output>,
     /// One inbox per worker, and the gateway's last when there is one.
@@ -77,25 +77,58 @@ impl TimeWarp {
             ..
         } = placement;
         let Initialised {
-            ids,
-            states,
-            pending,
+            mut ids,
+            mut states,
+            mut pending,
             ..
         } = init;
         let mut route: Vec<AtomicU64> = Vec::with_capacity(n_lps as usize);
-        let mut owned: Vec<Vec<LpState<M>>> = (0..threads).map(|_| Vec::new()).collect();
-        let mut mine = ids.into_iter().zip(states).zip(pending).peekable();
+        // First where every LP goes, and how many LPs and events each worker gets.
+        let mut lps_of = vec![0usize; threads];
+        let mut events_of = vec![0usize; threads];
+        let mut own = 0;
         for index in 0..n_lps as usize {
             let (owner, worker) = self.place(index, n_lps as usize, placement);
             if owner == rank {
-                let ((id, (model, meta)), pending) =
-                    mine.next().expect("every own LP was initialised");
-                debug_assert_eq!(id.index(), index);
-                route.push(route_entry(worker as u32, owned[worker].len() as u32));
-                owned[worker].push(LpState::new(id, model, meta, pending));
+                route.push(route_entry(worker as u32, lps_of[worker] as u32));
+                lps_of[worker] += 1;
+                events_of[worker] += pending[own].len();
+                own += 1;
             } else {
                 route.push(route_entry(threads as u32, owner as u32));
             }
+        }
+        debug_assert_eq!(own, ids.len());
+        // Then each own LP, from the last, into its worker's LPs and its events into the
+        // worker's store, while what `init` left is given back as it empties: the set-up
+        // never holds every LP twice (at ten million LPs, each byte per LP is ten megabytes).
+        let mut owned: Vec<Owned<M>> = (0..threads)
+            .map(|worker| Owned {
+                lps: Vec::with_capacity(lps_of[worker]),
+                store: Store::with_capacity(events_of[worker]),
+            })
+            .collect();
+        while let (Some(id), Some((model, meta)), Some(mut events)) =
+            (ids.pop(), states.pop(), pending.pop())
+        {
+            let (_, worker) = self.place(id.index(), n_lps as usize, placement);
+            lps_of[worker] -= 1;
+            let l = lps_of[worker] as u32;
+            while let Some((key, event)) = events.pop_first() {
+                // `init`'s sets refuse duplicate keys already.
+                let _ = owned[worker].store.push(l, key, event);
+            }
+            owned[worker].lps.push(LpState::new(id, model, meta));
+            // An eighth at a time: a large buffer shrinks in place (its pages are unmapped),
+            // so what is left and what is built together stay near the larger of the two.
+            if states.len() < states.capacity() - states.capacity() / 8 {
+                ids.shrink_to_fit();
+                states.shrink_to_fit();
+                pending.shrink_to_fit();
+            }
+        }
+        for part in &mut owned {
+            part.lps.reverse();
         }
         let start = EventKey::init(LpId::new(0));
         let (gvt, participants) = if gateway {
@@ -147,7 +180,7 @@ impl<'env, M: LogicalProcess> Crew<'env, M> {
         &self,
         scope: &'scope std::thread::Scope<'scope, 'env>,
         name: &str,
-        owned: Vec<Vec<LpState<M>>>,
+        owned: Vec<Owned<M>>,
         inboxes: Vec<Receiver<Vec<Msg<M::Event>>>>,
         peers: &[Sender<Vec<Msg<M::Event>>>],
         to_coordinator: Sender<ToCoordinator<M::Output>>,

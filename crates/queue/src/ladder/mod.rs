@@ -324,6 +324,52 @@ impl<K: Key, V> LadderQueue<K, V> {
         }
     }
 
+    /// The value that will most likely pop next, found without any check: a hint for
+    /// prefetching what the caller will need for it (the optimistic kernel loads the next
+    /// event's LP record while the current one runs). It may be `None` while entries are
+    /// pending, or the value of an entry that turns out to be stale; the queue is unchanged.
+    ///
+    /// ```
+    /// use warpsim_queue::{LadderQueue, PendingSet};
+    /// let mut queue = LadderQueue::new();
+    /// queue.push(2u64, 'b').unwrap();
+    /// queue.push(1u64, 'a').unwrap();
+    /// assert_eq!(queue.next_hint(), Some(&'a'));
+    /// ```
+    #[inline]
+    pub fn next_hint(&self) -> Option<&V> {
+        let entry = if self.small_mode {
+            self.small.get(self.small_head)?
+        } else {
+            self.bottom.last()?
+        };
+        match &self.slots.get(entry.slot as usize)?.data {
+            SlotData::Occupied(_, value) => Some(value),
+            SlotData::Vacant(_) => None,
+        }
+    }
+
+    /// The handle of the entry in slab slot `slot` (the low 32 bits of
+    /// [`Handle::into_raw`]), if one is there. A structure that indexes the queue's entries
+    /// can keep their slots alone, in half the space of handles, and get the handle back.
+    ///
+    /// ```
+    /// use warpsim_queue::{LadderQueue, PendingSet};
+    /// let mut queue = LadderQueue::new();
+    /// let handle = queue.push(7u64, ()).unwrap();
+    /// assert_eq!(queue.handle_at(handle.into_raw() as u32), Some(handle));
+    /// queue.pop();
+    /// assert_eq!(queue.handle_at(handle.into_raw() as u32), None);
+    /// ```
+    #[inline]
+    pub fn handle_at(&self, slot: u32) -> Option<Handle> {
+        let entry = self.slots.get(slot as usize)?;
+        entry.data.is_occupied().then_some(Handle {
+            slot,
+            generation: entry.generation,
+        })
+    }
+
     /// Slot index of a live handle.
     #[inline]
     fn live_slot(&self, handle: Handle) -> Option<usize> {

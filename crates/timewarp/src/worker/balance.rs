@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering;
 use warpsim_core::{EventKey, LogicalProcess, LpId};
 
 use super::Worker;
-use super::lp::{Transfer, saved_heap};
-use crate::lpqueue::LpQueue;
+use super::log::{NONE, Status};
+use super::lp::Transfer;
 use crate::sync::quiesce;
 
 /// GVTs between two load-balancing decisions, and the smallest imbalance acted on (the
@@ -131,8 +131,28 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 );
                 self.counters.lps_received += arriving.len() as u64;
                 let mut antis = Vec::new();
-                for (lp, waiting) in arriving {
-                    antis.extend(waiting.into_iter().map(|key| (lp.id, key)));
+                for transfer in arriving {
+                    let Transfer {
+                        mut lp,
+                        pending,
+                        records,
+                        antis: waiting,
+                    } = transfer;
+                    let id = lp.id;
+                    antis.extend(waiting.into_iter().map(|key| (id, key)));
+                    self.balance
+                        .limbo
+                        .extend(pending.into_iter().map(|(key, event)| (id, key, event)));
+                    // Its records join this worker's logs under new seqs.
+                    let rename = self.logs.adopt(self.lps.len() as u32, records);
+                    lp.last = rename(lp.last);
+                    lp.base = rename(lp.base);
+                    if lp.base == NONE {
+                        lp.since = 0;
+                    }
+                    if !self.logs.is_live(lp.last) {
+                        lp.newest = -1.0;
+                    }
                     self.lps.push(lp);
                 }
                 self.rebuild(antis);
@@ -148,7 +168,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
     }
 
     /// Source side of a migration: takes LPs, most loaded first, until about `amount` of
-    /// load has left (keeping at least one LP). Returns them with their early antimessages.
+    /// load has left (keeping at least one LP). Returns them with their pending events and
+    /// early antimessages; the events of the LPs that stay wait in `limbo` for
+    /// [`Worker::rebuild`] (LP indices change here).
     pub(super) fn extract(&mut self, amount: u64) -> Vec<Transfer<M>> {
         let mut order: Vec<usize> = (0..self.lps.len()).collect();
         order.sort_by_key(|&l| std::cmp::Reverse(self.lps[l].load));
@@ -166,6 +188,19 @@ impl<M: LogicalProcess> Worker<'_, M> {
             .into_iter()
             .map(|(l, key)| (self.lps[l as usize].id, key))
             .collect();
+        // Every pending event, by LP id, since indices change below.
+        let mut moving_ids = std::collections::HashSet::with_capacity(chosen.len());
+        moving_ids.extend(chosen.iter().map(|&l| self.lps[l].id));
+        let mut leaving: std::collections::HashMap<LpId, Vec<(EventKey, M::Event)>> =
+            std::collections::HashMap::with_capacity(chosen.len());
+        for (key, l, event) in self.store.drain() {
+            let id = self.lps[l as usize].id;
+            if moving_ids.contains(&id) {
+                leaving.entry(id).or_default().push((key, event));
+            } else {
+                self.balance.limbo.push((id, key, event));
+            }
+        }
         chosen.sort_unstable_by(|a, b| b.cmp(a));
         let mut moving = Vec::with_capacity(chosen.len());
         for l in chosen {
@@ -175,17 +210,24 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let mut transfers: Vec<Transfer<M>> = moving
             .into_iter()
             .map(|lp| {
-                let keys = waiting
+                let antis = waiting
                     .iter()
                     .filter(|(id, _)| *id == lp.id)
                     .map(|(_, key)| *key)
                     .collect();
-                (lp, keys)
+                let pending = leaving.remove(&lp.id).unwrap_or_default();
+                let records = self.logs.take_chain(lp.last);
+                Transfer {
+                    lp,
+                    pending,
+                    records,
+                    antis,
+                }
             })
             .collect();
         let staying: Vec<(LpId, EventKey)> = waiting
             .into_iter()
-            .filter(|(id, _)| !transfers.iter().any(|(lp, _)| lp.id == *id))
+            .filter(|(id, _)| !moving_ids.contains(id))
             .collect();
         self.balance.pending_antis = staying;
         transfers.shrink_to_fit();
@@ -193,31 +235,24 @@ impl<M: LogicalProcess> Worker<'_, M> {
     }
 
     /// Rebuilds every index over this worker's LPs after a migration changed them: the
-    /// route entries, the LP heap, the lists of LPs in each state, the size counts, and
-    /// the early antimessages (`extra`, by LP id, plus any kept by [`Worker::extract`]).
+    /// route entries, the pending events waiting in `limbo` (back into the store, under the
+    /// LPs' new indices), the lists of LPs in each state, the size counts, and the early
+    /// antimessages (`extra`, by LP id, plus any kept by [`Worker::extract`]).
     pub(super) fn rebuild(&mut self, extra: Vec<(LpId, EventKey)>) {
-        self.heap = LpQueue::new(self.lps.len());
-        self.lists.dirty.clear();
-        self.lists.dirty_bits.clear();
-        self.lists.dirty_bits.resize(self.lps.len().div_ceil(64), 0);
         self.lists.deferred.clear();
         self.lists.withdrawn.clear();
         self.lists.failed.clear();
         self.lists.held.clear();
         (
             self.sizes.pending,
-            self.sizes.records,
-            self.sizes.effects,
             self.sizes.deferred,
             self.sizes.withdrawn,
-            self.sizes.outputs,
-            self.sizes.saves,
-        ) = (0, 0, 0, 0, 0, 0, 0);
+        ) = (self.store.len(), 0, 0);
+        let tally = self.logs.tally();
+        self.sizes.saves = tally.saves;
+        self.sizes.outputs = tally.outputs;
         self.sizes.save_heap = if self.settings.memory.is_some() {
-            self.lps
-                .iter()
-                .map(|lp| saved_heap(lp.processed.iter()))
-                .sum()
+            tally.save_heap
         } else {
             0
         };
@@ -226,27 +261,32 @@ impl<M: LogicalProcess> Worker<'_, M> {
             self.route[lp.id.index()]
                 .store((self.index as u64) << 32 | l as u64, Ordering::Relaxed);
             index_of.insert(lp.id, l as u32);
-            lp.queued = None;
             lp.in_held = false;
-            if lp.in_dirty {
-                self.lists.mark_dirty(l);
-            }
             if lp.in_deferred {
                 self.lists.deferred.push(l as u32);
             }
             if lp.in_withdrawn {
                 self.lists.withdrawn.push(l as u32);
             }
+            let parked = lp.rare.as_ref().map_or(0, |rare| rare.parked.len());
             if lp.failed().is_some() {
                 self.lists.failed.push(l as u32);
+            } else if parked > 0 {
+                // Held back (see `Worker::park`): back to the store at the next GVT.
+                lp.in_held = true;
+                self.lists.held.push(l as u32);
             }
-            self.sizes.pending += lp.pending.len();
-            self.sizes.records += lp.processed.len();
-            self.sizes.saves += lp.processed.iter().filter(|r| r.snapshot.is_some()).count();
-            self.sizes.effects += lp.effects.len();
+            self.sizes.pending += parked;
             self.sizes.deferred += lp.deferred().len();
             self.sizes.withdrawn += lp.rare.as_ref().map_or(0, |rare| rare.withdrawn.len());
-            self.sizes.outputs += lp.processed.iter().map(|r| r.outputs.len()).sum::<usize>();
+        }
+        // Records name their LP by index too, and indices changed.
+        for (_, record) in self.logs.records.iter_mut() {
+            if record.status != Status::Dead
+                && let Some(&l) = index_of.get(&record.id)
+            {
+                record.lp = l;
+            }
         }
         let kept = std::mem::take(&mut self.balance.pending_antis);
         if !kept.is_empty() || !extra.is_empty() || !self.early_antis.is_empty() {
@@ -260,8 +300,10 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 }
             }
         }
-        for l in 0..self.lps.len() {
-            self.resched(l);
+        for (id, key, event) in std::mem::take(&mut self.balance.limbo) {
+            if let Some(&l) = index_of.get(&id) {
+                self.add_pending(l as usize, key, event);
+            }
         }
     }
 }

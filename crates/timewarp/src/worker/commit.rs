@@ -4,34 +4,15 @@
 use std::sync::atomic::Ordering;
 
 use warpsim_core::kernel_api::encode_event;
-use warpsim_core::{EventKey, LogicalProcess, LpId, Time};
+use warpsim_core::{EventKey, LogicalProcess};
 
-use super::lp::{Deferred, EffectRecord, Processed, saved_heap};
-use super::{SPARE_SAVES, Worker};
+use super::Worker;
+use super::log::{NONE, Rec, Saved, Status};
+use super::lp::{Deferred, Logged};
 use crate::control::Progress;
 use crate::message::key_max;
 use crate::shared::{StopInfo, ToCoordinator, pending_bytes};
 use crate::watch::Warning;
-
-/// A state at least this big (its own size and its heap) is kept with the records after it
-/// when they all commit (see [`keeps_coast_base`]).
-const COAST_BASE_BYTES: usize = 1024;
-
-/// Whether a fully committed LP keeps its last state save and the records after it, to
-/// coast from, instead of saving its state again at its next event (which it must do when
-/// it has no records: every LP's first event after a GVT saves, whatever the interval). Worth
-/// it for a large state: Sharks World's sectors copy kilobytes per save, and those first
-/// saves were an eighth of its events and a seventh of its cache misses. A small state is
-/// cheaper to save again than to keep: at millions of LPs the kept records would be most of
-/// the memory. Sizes, not timings: a save's timed cost includes the first touch of a cold
-/// state, which the event would pay anyway.
-fn keeps_coast_base<M: LogicalProcess>(model: &M) -> bool {
-    size_of::<M>() + model.heap_bytes() >= COAST_BASE_BYTES
-}
-
-/// How many dirty LPs ahead commit asks for LP records (and half as far for their processed
-/// records) (see [`Worker::commit_below`]).
-const COMMIT_AHEAD: usize = 8;
 
 impl<M: LogicalProcess> Worker<'_, M> {
     /// Reports this worker's local minimum for `round` (ground rule 6).
@@ -42,12 +23,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
         while position < self.lists.deferred.len() {
             let l = self.lists.deferred[position] as usize;
             if self.settings.lazy {
-                let lp = &self.lps[l];
-                let gone: Vec<EventKey> = lp
+                let gone: Vec<EventKey> = self.lps[l]
                     .deferred()
                     .iter()
                     .map(|d| d.cause)
-                    .filter(|cause| !lp.pending.contains_key(cause))
+                    .filter(|cause| !self.has_pending(l, cause))
                     .collect();
                 if !gone.is_empty() {
                     self.flush_deferred(l, |d| gone.contains(&d.cause));
@@ -65,29 +45,13 @@ impl<M: LogicalProcess> Worker<'_, M> {
         self.absorb_inbox();
         self.drain_local();
         self.flush_all();
-        // The scheduler orders by (time, age) only, so the smallest pending key is at least
-        // that prefix with the smallest source and identity.
-        let mut local = match self.next_lp() {
-            Some((_, l)) => {
-                let (time, age) = self.lps[l].queued.expect("the first LP is queued");
-                EventKey::new(
-                    Time::new(f64::from_bits(time)).unwrap_or(Time::ZERO),
-                    age,
-                    LpId::new(0),
-                    Time::ZERO,
-                    0,
-                )
-            }
-            None => key_max(),
-        };
-        for &l in &self.lists.failed {
-            if let Some(failure) = self.lps[l as usize].failed() {
-                local = local.min(failure.key);
-            }
-        }
-        for &l in &self.lists.held {
-            if let Some(key) = self.lps[l as usize].pending.first_key() {
-                local = local.min(key);
+        let mut local = self.store.peek().map_or_else(key_max, |(key, _)| key);
+        // Parked events (of failed and held LPs) are pending too.
+        for &l in self.lists.failed.iter().chain(&self.lists.held) {
+            if let Some(rare) = &self.lps[l as usize].rare
+                && let Some((key, _)) = rare.parked.first_key_value()
+            {
+                local = local.min(*key);
             }
         }
         for &l in &self.lists.deferred {
@@ -114,6 +78,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
         self.gvt = gvt;
         // Nothing at or after a pause asked for mid-run commits (see `end.rs`).
         self.commit_below(gvt.min(self.end_bound()));
+        // Held LPs may run their events at the new GVT (or later, once GVT passes the hold):
+        // their events go back to the store, and park again if they still must wait.
         let held = std::mem::take(&mut self.lists.held);
         for &l in &held {
             let lp = &mut self.lps[l as usize];
@@ -122,11 +88,10 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 && rare.hold.is_some_and(|hold| gvt.time > hold)
             {
                 rare.hold = None;
-                lp.tidy();
             }
-        }
-        for &l in &held {
-            self.resched(l as usize);
+            if lp.failed().is_none() {
+                self.unpark(l as usize);
+            }
         }
         // For load balancing and the progress hook.
         let gauge = &self.shared.gauges[self.index];
@@ -193,136 +158,68 @@ impl<M: LogicalProcess> Worker<'_, M> {
         self.checkpoint.adapt(progress);
     }
 
-    /// Commits every processed event with a key below `bound` and drops what no rollback
-    /// can need any more (ground rules 2 and 5).
+    /// Commits every processed event with a key below `bound` and forgets what no rollback
+    /// can need any more (ground rules 2 and 5): one walk over the record log, in the order
+    /// the events ran, which touches no LP record.
     pub(super) fn commit_below(&mut self, bound: EventKey) {
         let mut batch = Vec::new();
         let mut observed = Vec::new();
-        self.spare.saves_cap = SPARE_SAVES.max(self.sizes.saves);
-        // Visiting the LPs in index order walks `lps` forwards, which the hardware prefetches;
-        // in the order they became dirty every LP is a cache miss.
-        self.lists.order_dirty();
-        let mut kept = 0;
-        for position in 0..self.lists.dirty.len() {
-            // Commit reads each dirty LP's record and then its processed records, cold since
-            // they ran: ask for both ahead of use, the records once the LP's record (asked
-            // for earlier) can say where they are.
-            if let Some(&ahead) = self.lists.dirty.get(position + COMMIT_AHEAD) {
-                let lp = &self.lps[ahead as usize];
-                prefetch_index::prefetch_index(std::slice::from_ref(&lp.processed), 0);
+        // The smallest base of a record still live (see `log.rs`, "Forgetting").
+        let mut pin = NONE;
+        let mut committed = 0u64;
+        let mut last_commit = self.last_commit;
+        let Worker {
+            logs,
+            trace,
+            content,
+            scratch,
+            sizes,
+            settings,
+            ..
+        } = self;
+        for (_, record) in logs.records.iter_mut() {
+            if record.status != Status::Live {
+                continue;
             }
-            if let Some(&near) = self.lists.dirty.get(position + COMMIT_AHEAD / 2) {
-                let processed = &self.lps[near as usize].processed;
-                if let Some(record) = processed.get(processed.len().wrapping_sub(1)) {
-                    prefetch_index::prefetch_index(std::slice::from_ref(record), 0);
-                }
+            if record.key >= bound {
+                pin = pin.min(record.base);
+                continue;
             }
-            let l = self.lists.dirty[position] as usize;
-            let lp = &mut self.lps[l];
-            let start = lp.committed_prefix as usize;
-            // Committed records are below the previous bound, hence below this one (GVT never
-            // goes back). Usually
-            // every record is below the bound, which the last one shows without a search.
-            let end = if lp.processed.last().is_some_and(|record| record.key < bound) {
-                lp.processed.len()
-            } else {
-                lp.processed
-                    .partition_point(|record| record.key < bound)
-                    .max(start)
-            };
-            // Usually every record commits, and then every state save goes too: in this loop,
-            // which reads the records anyway — unless the LP keeps its last save to coast
-            // from (see `keeps_coast_base`).
-            let all = end == lp.processed.len() && (end == 0 || !keeps_coast_base(&lp.model));
-            if all && self.settings.memory.is_some() {
-                self.sizes.save_heap -= saved_heap(lp.processed.iter());
+            record.status = Status::Committed;
+            committed += 1;
+            trace.add(&record.key, record.id);
+            if settings.content_hash {
+                let bytes = &mut scratch.encoded.0;
+                if !record
+                    .event
+                    .as_ref()
+                    .is_some_and(|event| encode_event(event, bytes))
+                {
+                    bytes.clear();
+                }
+                content.add_content(&record.key, record.id, bytes);
             }
-            let mut effects = 0;
-            for record in lp.processed[start..end].iter_mut() {
-                if all {
-                    self.sizes.saves -= self.spare.put_save(record.snapshot.take());
-                }
-                effects += record.effects as usize;
-                self.trace.add(&record.key, lp.id);
-                if self.settings.content_hash {
-                    let bytes = &mut self.scratch.encoded.0;
-                    if !encode_event(&record.event, bytes) {
-                        bytes.clear();
-                    }
-                    self.content.add_content(&record.key, lp.id, bytes);
-                }
-                if self.settings.observe {
-                    observed.push((record.key, lp.id, record.event.clone()));
-                }
-                // Most events emit nothing, and an empty `drain` still costs a few dozen
-                // instructions.
-                if !record.outputs.is_empty() {
-                    self.sizes.outputs -= record.outputs.len();
-                    for output in record.outputs.drain(..) {
-                        batch.push((record.key, lp.id, output));
-                    }
+            if settings.observe
+                && let Some(event) = &record.event
+            {
+                observed.push((record.key, record.id, event.clone()));
+            }
+            // Most events emit nothing.
+            if !record.outputs.is_empty() {
+                sizes.outputs -= record.outputs.len();
+                for output in record.outputs.drain(..) {
+                    batch.push((record.key, record.id, output));
                 }
             }
-            if end > start {
-                // An LP's records are in key order: the last one committed is its latest.
-                let newly = (end - start) as u64;
-                self.counters.committed += newly;
-                lp.load += newly;
-                self.last_commit = self
-                    .last_commit
-                    .max(lp.processed[end - 1].key.time.as_f64());
-            }
-            if all {
-                self.sizes.records -= lp.processed.len();
-                // The records committed earlier, kept to coast forward from.
-                for record in &mut lp.processed[..start] {
-                    self.sizes.saves -= self.spare.put_save(record.snapshot.take());
-                }
-                lp.processed.clear();
-                lp.committed_prefix = 0;
-                lp.newest = -1.0;
-                lp.since_snapshot = 0;
-                // Every logged effect was caused by a record now committed (the log holds
-                // effects of processed records only: rollbacks remove those of undone ones),
-                // so the whole log goes without reading it.
-                self.sizes.effects -= lp.effects.len();
-                lp.effects.clear();
-                self.spare.put_back(&mut lp.processed, &mut lp.effects);
-            } else {
-                // The latest state save at or before the first record not committed (or
-                // the last record, when all are): the records from it on stay.
-                let mut keep = end.min(lp.processed.len() - 1);
-                while keep > 0 && lp.processed[keep].snapshot.is_none() {
-                    keep -= 1;
-                }
-                if self.settings.memory.is_some() {
-                    self.sizes.save_heap -= saved_heap(lp.processed[..keep].iter());
-                }
-                for record in &mut lp.processed[..keep] {
-                    self.sizes.saves -= self.spare.put_save(record.snapshot.take());
-                }
-                lp.processed.drain(..keep);
-                self.sizes.records -= keep;
-                lp.committed_prefix = (end - keep) as u32;
-                if lp.processed.len() == lp.committed_prefix as usize {
-                    lp.newest = -1.0;
-                }
-            }
-            // The effects of the records just committed are the log's first (those of the
-            // records committed before left then), and no rollback can undo them now.
-            if !lp.effects.is_empty() {
-                lp.effects.drain(..effects);
-                self.sizes.effects -= effects;
-            }
-            if lp.processed.len() > lp.committed_prefix as usize {
-                self.lists.dirty[kept] = l as u32;
-                kept += 1;
-            } else {
-                lp.in_dirty = false;
-                self.lists.dirty_bits[l / 64] &= !(1 << (l % 64));
-            }
+            last_commit = last_commit.max(record.key.time.as_f64());
         }
-        self.lists.dirty.truncate(kept);
+        self.counters.committed += committed;
+        self.last_commit = last_commit;
+        let dropped = self.logs.forget(pin);
+        self.sizes.saves -= dropped.saves;
+        if self.settings.memory.is_some() {
+            self.sizes.save_heap -= dropped.save_heap;
+        }
         let mut position = 0;
         while position < self.lists.withdrawn.len() {
             let l = self.lists.withdrawn[position] as usize;
@@ -382,15 +279,14 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// "Memory"), plus the heap of its state saves as the model reports it.
     pub(super) fn total_memory(&self) -> u64 {
         pending_bytes::<M::Event>(self.sizes.pending)
-            + (self.sizes.records * size_of::<Processed<M>>()) as u64
-            + ((self.sizes.saves + self.spare.saves.len()) * size_of::<super::lp::Saved<M>>())
-                as u64
-            + (self.sizes.effects * size_of::<EffectRecord<M::Event>>()) as u64
+            + (self.logs.records.len() * size_of::<Rec<M>>()) as u64
+            + (self.logs.saves.len() * size_of::<Option<Saved<M>>>()) as u64
+            + (self.logs.effects.len() * size_of::<Logged<M::Event>>()) as u64
             + (self.sizes.deferred * size_of::<Deferred<M::Event>>()) as u64
             + (self.sizes.withdrawn * (size_of::<EventKey>() * 2 + size_of::<M::Event>() + 16))
                 as u64
             + (self.sizes.outputs * size_of::<M::Output>()) as u64
-            + (self.heap.len() * 16) as u64
+            + self.store.index_bytes()
             + self.sizes.save_heap
     }
 }

@@ -7,6 +7,7 @@ use warpsim_core::kernel_api::{LpMeta, finish_time, run_finish};
 use warpsim_core::{EventKey, LogicalProcess, LpId, PendingEvent, Time};
 
 use super::Worker;
+use super::log::Status;
 use crate::message::key_max;
 use crate::shared::{StopInfo, ToCoordinator};
 
@@ -61,16 +62,17 @@ impl<M: LogicalProcess> Worker<'_, M> {
             return;
         }
         let bound = self.end_bound();
-        let dirty = self.lists.dirty.clone();
-        for l in dirty {
-            let l = l as usize;
-            if self.lps[l]
-                .processed
-                .last()
-                .is_some_and(|record| record.key >= bound)
-            {
-                self.rollback(l, bound, true);
-            }
+        let mut beyond: Vec<usize> = self
+            .logs
+            .records
+            .iter_from(self.logs.records.front())
+            .filter(|(_, record)| record.status == Status::Live && record.key >= bound)
+            .map(|(_, record)| record.lp as usize)
+            .collect();
+        beyond.sort_unstable();
+        beyond.dedup();
+        for l in beyond {
+            self.rollback(l, bound, true);
         }
         let deferred = std::mem::take(&mut self.lists.deferred);
         for &l in &deferred {
@@ -120,14 +122,16 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let mut outputs: Vec<(EventKey, LpId, M::Output)> = Vec::new();
         let mut emitted = Vec::new();
         let mut failure = None;
-        for lp in &mut self.lps {
-            // Nothing before the end time is pending any more; the set is dropped after this.
-            while let Some(key) = lp.pending.first_key()
-                && key.time.as_f64() == end_time
-            {
+        // Nothing before the end time is pending any more; the events are dropped after this.
+        for l in 0..self.lps.len() {
+            self.unpark(l);
+        }
+        for (key, _, _) in self.store.drain() {
+            if key.time.as_f64() == end_time {
                 self.counters.at_end_time += 1;
-                let _ = lp.pending.pop_first();
             }
+        }
+        for lp in &mut self.lps {
             let key = EventKey::finish(lp.id, time);
             match run_finish(
                 &mut lp.model,
@@ -168,23 +172,29 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// pending events after a pause.
     pub(super) fn take_states(&mut self) -> Vec<FinalLp<M>> {
         let pause = self.pausing();
+        let mut pending: Vec<Vec<PendingEvent<M::Event>>> =
+            (0..self.lps.len()).map(|_| Vec::new()).collect();
+        if pause {
+            for l in 0..self.lps.len() {
+                self.unpark(l);
+            }
+            // In key order, so each LP's list is too.
+            for (key, l, event) in self.store.drain() {
+                pending[l as usize].push(PendingEvent {
+                    key,
+                    dest: self.lps[l as usize].id,
+                    event,
+                });
+            }
+        }
         self.lps
             .drain(..)
-            .map(|mut lp| {
-                let mut pending = Vec::new();
-                while pause && let Some((key, event)) = lp.pending.pop_first() {
-                    pending.push(PendingEvent {
-                        key,
-                        dest: lp.id,
-                        event,
-                    });
-                }
-                FinalLp {
-                    id: lp.id,
-                    model: lp.model,
-                    meta: lp.meta,
-                    pending,
-                }
+            .zip(pending)
+            .map(|(lp, pending)| FinalLp {
+                id: lp.id,
+                model: lp.model,
+                meta: lp.meta,
+                pending,
             })
             .collect()
     }

@@ -8,14 +8,13 @@ use warpsim_core::kernel_api::{Effect, encode_event, panic_message};
 use warpsim_core::{Ctx, EventKey, LogicalProcess, SimError};
 
 use super::Worker;
-use super::lp::{Failure, Logged, Processed, Undo};
+use super::log::{Rec, Status};
+use super::lp::{Failure, Logged, Undo};
 use crate::message::Msg;
 
 impl<M: LogicalProcess> Worker<'_, M> {
-    pub(super) fn execute(&mut self, l: usize) {
-        let Some((key, event)) = self.lps[l].pending.pop_first() else {
-            return;
-        };
+    /// Runs LP `l`'s event `key`, just taken from the store.
+    pub(super) fn execute(&mut self, l: usize, key: EventKey, event: M::Event) {
         self.sizes.pending -= 1;
         if self.settings.lazy && !self.lps[l].deferred().is_empty() {
             // A deferred send whose cause sorts before this event will not be regenerated:
@@ -27,21 +26,17 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let timed = self.checkpoint.time_this_event();
         let started = timed.then(Instant::now);
         let lp = &mut self.lps[l];
-        let save = lp.processed.is_empty() || lp.since_snapshot >= checkpoint;
-        let mut spare = if save { self.spare.saves.pop() } else { None };
+        // The state is saved every `checkpoint` records of the LP, and whenever the record it
+        // would coast from is forgotten, or among the oldest eighth of the log, where coasting
+        // from it would hold the log's front (see `log.rs`, "Forgetting").
+        let records = &self.logs.records;
+        let base_held =
+            records.holds(lp.base) && (lp.base - records.front()) as usize >= records.len() / 8;
+        let save = !base_held || lp.since >= checkpoint;
         // The model's `Clone` is user code: a panic in it fails this event as a panic in its
         // handler would (a phantom until GVT reaches the event, then the run's error).
         let copies = catch_unwind(AssertUnwindSafe(|| {
-            let snapshot = save.then(|| {
-                let saved = (lp.model.clone(), lp.meta.clone());
-                match spare.take() {
-                    Some(mut boxed) => {
-                        *boxed = saved;
-                        boxed
-                    }
-                    None => Box::new(saved),
-                }
-            });
+            let snapshot = save.then(|| (lp.model.clone(), lp.meta.clone()));
             (snapshot, event.clone())
         }));
         let (snapshot, kept) = match copies {
@@ -135,31 +130,41 @@ impl<M: LogicalProcess> Worker<'_, M> {
         {
             self.sizes.save_heap += saved.0.heap_bytes() as u64;
         }
-        let lp = &mut self.lps[l];
-        lp.since_snapshot = if save { 1 } else { lp.since_snapshot + 1 };
-        if lp.processed.capacity() == 0
-            && let Some(buffer) = self.spare.records.pop()
-        {
-            lp.processed = buffer;
+        let seq = self.logs.records.end();
+        let saves_at = self.logs.saves.end();
+        if let Some(saved) = snapshot {
+            self.logs.saves.push(Some(saved));
+            self.sizes.saves += 1;
         }
-        lp.newest = key.time.as_f64();
-        self.sizes.saves += usize::from(snapshot.is_some());
-        lp.processed.push(Processed {
+        let lp = &mut self.lps[l];
+        let (base, since) = if save {
+            (seq, 1)
+        } else {
+            (lp.base, lp.since + 1)
+        };
+        self.logs.records.push(Rec {
             key,
-            event: kept,
-            snapshot,
-            outputs: emitted,
+            prev: lp.last,
+            base,
+            effects_at: self.logs.effects.end(),
+            saves_at,
+            since,
             // `log_and_send` logs one entry per effect.
             effects: effects.len() as u32,
+            lp: l as u32,
+            id: lp.id,
+            status: Status::Live,
+            saved: save,
+            event: Some(kept),
+            outputs: emitted,
         });
-        self.sizes.records += 1;
-        if !lp.in_dirty {
-            lp.in_dirty = true;
-            self.lists.mark_dirty(l);
-        }
+        lp.last = seq;
+        lp.base = base;
+        lp.since = since;
+        lp.newest = key.time.as_f64();
+        lp.load += 1;
         self.log_and_send(l, key, &mut effects, regenerating);
         self.scratch.effects = effects;
-        self.resched(l);
     }
 
     /// Lazy cancellation, first half: marks in `self.scratch.kept` which of a re-executed event's
@@ -272,14 +277,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     Logged::Move { dest, from, to }
                 }
             };
-            let lp = &mut self.lps[l];
-            if lp.effects.capacity() == 0
-                && let Some(buffer) = self.spare.effects.pop()
-            {
-                lp.effects = buffer;
-            }
-            lp.effects.push(logged);
-            self.sizes.effects += 1;
+            self.logs.effects.push(logged);
         }
     }
 
@@ -299,26 +297,28 @@ impl<M: LogicalProcess> Worker<'_, M> {
             Undo::Nothing => {}
             Undo::Handler(Some(saved)) => {
                 let lp = &mut self.lps[l];
-                (lp.model, lp.meta) = *saved;
+                (lp.model, lp.meta) = saved;
             }
             Undo::Handler(None) => {
-                let len = self.lps[l].processed.len();
-                self.restore(l, len);
+                // No save was taken, so the LP has a base: rebuild from it.
+                self.rebuild_state(l, self.lps[l].last);
             }
         }
-        if self.lps[l].pending.insert(key, event) {
-            self.collided(l, key);
-        }
+        // The event stays pending, parked until a rollback clears the failure or GVT
+        // makes it real.
         self.sizes.pending += 1;
-        let lp = &mut self.lps[l];
-        lp.rare_mut().failed = Some(Failure {
+        let rare = self.lps[l].rare_mut();
+        let taken = rare.parked.insert(key, event).is_some();
+        rare.failed = Some(Failure {
             key,
             error,
             commits: outputs.is_some(),
             outputs,
         });
         self.lists.failed.push(l as u32);
-        self.resched(l);
+        if taken {
+            self.collided(l, key);
+        }
     }
 
     /// Clears LP `l`'s failure if `key` is at or before it (the failure may have been a
@@ -336,8 +336,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let lp = &mut self.lps[l];
         if lp.failed().is_some_and(|failure| key <= failure.key) {
             lp.rare_mut().failed = None;
-            lp.tidy();
             self.lists.failed.retain(|&failed| failed as usize != l);
+            self.unpark(l);
         }
     }
 }

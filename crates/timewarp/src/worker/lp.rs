@@ -1,32 +1,14 @@
-//! One LP as a worker holds it: its pending events, the events it has processed (with state
-//! saves), what each sent, cancelled and moved, and its failure, if any.
+//! One LP as a worker holds it: its state, where its records are in the worker's logs, what
+//! only rollbacks, cancels and failures fill, and its failure, if any. Its pending events
+//! are in the worker's [`Store`](super::store::Store), its records in its
+//! [`Logs`](super::log::Logs).
 
 use std::collections::BTreeMap;
 
 use warpsim_core::kernel_api::LpMeta;
 use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, Time};
 
-use crate::pending::Pending;
-
-/// An executed, not yet fossil-collected event.
-pub(super) struct Processed<M: LogicalProcess> {
-    pub(super) key: EventKey,
-    /// Kept to put back in `pending` on rollback and to coast forward.
-    pub(super) event: M::Event,
-    /// The LP's state before this event (every `checkpoint_interval`-th record). Boxed, so
-    /// that the records without one (most) stay small: every record is written once and
-    /// read at commit, and a model's state can be hundreds of bytes (a Sharks World sector
-    /// is about 400), which inline made every record that big.
-    pub(super) snapshot: Option<Box<Saved<M>>>,
-    /// What the handler emitted; leaves at commit.
-    pub(super) outputs: Vec<M::Output>,
-    /// How many entries of the LP's effect log this event made (its sends, cancels and
-    /// moves), the last ones for the LP's newest record.
-    pub(super) effects: u32,
-}
-
-/// A state save: the model and the kernel's part of the LP.
-pub(super) type Saved<M> = (M, LpMeta);
+use super::log::{NONE, Saved, Seq};
 
 /// What a processed event did to the event set.
 pub(super) enum Logged<E> {
@@ -45,13 +27,9 @@ pub(super) enum Logged<E> {
         from: EventKey,
         to: EventKey,
     },
+    /// Undone already (its record was rolled back or moved with its LP).
+    Taken,
 }
-
-/// One entry of an LP's effect log. Its cause is not stored: the log holds the effects of
-/// the LP's uncommitted records in order, and each record counts its own
-/// ([`Processed::effects`]), so a rollback or a commit knows how many to take — 32 bytes
-/// less per entry, written for every event sent.
-pub(super) type EffectRecord<E> = Logged<E>;
 
 /// A send of an undone event whose antimessage lazy cancellation holds back.
 pub(super) struct Deferred<E> {
@@ -67,7 +45,7 @@ pub(super) enum Undo<M> {
     Nothing,
     /// The handler ran: restore the state save taken before it, or (without one) rebuild
     /// the state from the last save.
-    Handler(Option<Box<Saved<M>>>),
+    Handler(Option<Saved<M>>),
 }
 
 /// A handler error that is not yet known to be real.
@@ -87,57 +65,43 @@ pub(crate) struct LpState<M: LogicalProcess> {
     pub(crate) id: LpId,
     pub(crate) model: M,
     pub(crate) meta: LpMeta,
-    pub(crate) pending: Pending<M::Event>,
-    pub(super) processed: Vec<Processed<M>>,
-    pub(super) committed_prefix: u32,
-    /// The time of the newest uncommitted record, or -1 when there is none: a message for a
-    /// later time cannot roll the LP back, which this says without reading the records (at
-    /// many LPs, a cache miss on every message).
+    /// Its newest record in the worker's logs (live or committed), or [`NONE`].
+    pub(super) last: Seq,
+    /// The record its next record would coast from, its latest with a state save (see
+    /// [`Rec::base`](super::log::Rec)), or [`NONE`].
+    pub(super) base: Seq,
+    /// Its records since `base`, `base` included.
+    pub(super) since: u32,
+    /// The time of its newest live record, or -1 when it has none (a commit leaves it
+    /// as it was: `last` then names a committed record, which the check reads). A message
+    /// for a later time cannot roll the LP back, which this says without reading the log.
     pub(super) newest: f64,
-    /// Records since (and including) the last one with a state save.
-    pub(super) since_snapshot: u32,
-    pub(super) effects: Vec<EffectRecord<M::Event>>,
     /// What an LP holds only after a rollback, a cancel or a failure (see [`Rare`]).
     pub(super) rare: Option<Box<Rare<M>>>,
-    /// The (time bits, age) this LP's scheduler entry is valid for (see [`LpQueue`](crate::lpqueue::LpQueue)).
-    pub(super) queued: Option<(u64, u32)>,
-    pub(super) in_dirty: bool,
     pub(super) in_held: bool,
     pub(super) in_deferred: bool,
     pub(super) in_withdrawn: bool,
-    /// Events committed since the last migration (what load balancing moves).
+    /// Events run since the last migration (what load balancing moves).
     pub(super) load: u64,
 }
 
 impl<M: LogicalProcess> LpState<M> {
-    /// An LP after its `init`, with the events it holds at the start.
-    pub(crate) fn new(id: LpId, model: M, meta: LpMeta, pending: Pending<M::Event>) -> LpState<M> {
+    /// An LP after its `init` (its pending events go to the worker's store).
+    pub(crate) fn new(id: LpId, model: M, meta: LpMeta) -> LpState<M> {
         LpState {
             id,
             model,
             meta,
-            pending,
-            processed: Vec::new(),
-            committed_prefix: 0,
+            last: NONE,
+            base: NONE,
+            since: 0,
             newest: -1.0,
-            since_snapshot: 0,
-            effects: Vec::new(),
             rare: None,
-            queued: None,
-            in_dirty: false,
             in_held: false,
             in_deferred: false,
             in_withdrawn: false,
             load: 0,
         }
-    }
-
-    /// Whether a message touching `key` must first roll this LP back.
-    #[inline]
-    pub(super) fn processed_at_or_after(&self, key: EventKey) -> bool {
-        key.time.as_f64() <= self.newest
-            && self.processed.len() > self.committed_prefix as usize
-            && self.processed.last().is_some_and(|last| key <= last.key)
     }
 
     /// The LP's rare parts, created empty when it has none.
@@ -155,6 +119,26 @@ impl<M: LogicalProcess> LpState<M> {
     #[inline]
     pub(super) fn hold(&self) -> Option<Time> {
         self.rare.as_ref()?.hold
+    }
+
+    /// Whether this LP's event `key` must wait in [`Rare::parked`] instead of running: the LP
+    /// failed, holds events back (see [`Rare::hold`]), or already parked an earlier event.
+    #[inline]
+    pub(super) fn blocked(&self, key: EventKey, gvt: EventKey) -> bool {
+        match &self.rare {
+            None => false,
+            Some(rare) => {
+                rare.failed.is_some()
+                    || !rare.parked.is_empty()
+                    || (rare.hold == Some(key.time) && key > gvt)
+            }
+        }
+    }
+
+    /// The parked event under `key` (a failed LP parks its failed event).
+    pub(super) fn parked(&self, key: &EventKey) -> Option<&M::Event> {
+        let rare = self.rare.as_ref()?;
+        rare.parked.get(key)
     }
 
     /// The sends lazy cancellation holds back.
@@ -182,6 +166,10 @@ pub(crate) struct Rare<M: LogicalProcess> {
     /// After a secondary rollback at this time, events at this time run only at GVT (see
     /// [`Worker::rollback`](super::Worker::rollback)).
     pub(super) hold: Option<Time>,
+    /// Pending events that may not run yet: the LP failed (until a rollback clears the
+    /// failure) or holds events back (until the next GVT). A map: a failed LP may park
+    /// thousands while other LPs run ahead, and antimessages look them up.
+    pub(super) parked: BTreeMap<EventKey, M::Event>,
 }
 
 impl<M: LogicalProcess> Default for Rare<M> {
@@ -191,6 +179,7 @@ impl<M: LogicalProcess> Default for Rare<M> {
             deferred: Vec::new(),
             failed: None,
             hold: None,
+            parked: BTreeMap::new(),
         }
     }
 }
@@ -201,18 +190,16 @@ impl<M: LogicalProcess> Rare<M> {
             && self.deferred.is_empty()
             && self.failed.is_none()
             && self.hold.is_none()
+            && self.parked.is_empty()
     }
 }
 
-/// An LP on its way from one worker to another, with the antimessages that wait for it.
-pub(crate) type Transfer<M> = (LpState<M>, Vec<EventKey>);
-
-/// The heap bytes the model reports for the state saves in `records`.
-pub(super) fn saved_heap<'r, M: LogicalProcess>(
-    records: impl Iterator<Item = &'r Processed<M>>,
-) -> u64 {
-    records
-        .filter_map(|record| record.snapshot.as_ref())
-        .map(|saved| saved.0.heap_bytes() as u64)
-        .sum()
+/// An LP on its way from one worker to another, with its pending events (those in the
+/// store; parked ones travel in its record), its records still in the logs (oldest first)
+/// and the antimessages that wait for it.
+pub(crate) struct Transfer<M: LogicalProcess> {
+    pub(super) lp: LpState<M>,
+    pub(super) pending: Vec<(EventKey, M::Event)>,
+    pub(super) records: Vec<super::log::Moved<M>>,
+    pub(super) antis: Vec<EventKey>,
 }

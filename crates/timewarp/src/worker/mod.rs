@@ -34,10 +34,12 @@ mod balance;
 mod commit;
 mod end;
 mod execute;
+mod log;
 mod lp;
 mod mailbox;
 mod rollback;
 mod schedule;
+mod store;
 
 pub(crate) use end::FinalLp;
 
@@ -53,12 +55,19 @@ use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, TraceHash};
 
 use crate::control::{CheckpointControl, MemoryControl, WindowControl};
 use crate::gvt::GvtPort;
-use crate::lpqueue::LpQueue;
 use crate::message::{Msg, Route};
 use crate::shared::{Counters, Settings, Shared, StopInfo, Summary, ToCoordinator};
 use crate::watch::quiet_panics_on_this_thread;
 
+use log::{Logs, Seq};
 pub(crate) use lp::{LpState, Transfer};
+pub(crate) use store::Store;
+
+/// A worker's LPs as the set-up hands them over, and their events at the start.
+pub(crate) struct Owned<M: LogicalProcess> {
+    pub(crate) lps: Vec<LpState<M>>,
+    pub(crate) store: Store<M::Event>,
+}
 
 /// Messages sent to another worker are batched up to this many before they are flushed
 /// (they are also flushed after every slice of events and whenever the worker waits).
@@ -86,8 +95,8 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     route: &'a Route,
     settings: &'a Settings,
     shared: &'a Shared<M::Output>,
-    /// The LPs with an executable event, by (time, age) of their smallest one.
-    heap: LpQueue,
+    /// The pending events of its LPs, in one queue.
+    store: Store<M::Event>,
     mail: Mailbox<M::Event>,
     to_coordinator: Sender<ToCoordinator<M::Output>>,
     port: GvtPort<EventKey>,
@@ -98,9 +107,10 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     checkpoint: CheckpointControl,
     /// The memory budget's controller, when there is a budget.
     memory: Option<MemoryControl>,
+    /// What it keeps of the events it ran (see `log.rs`).
+    logs: Logs<M>,
     sizes: Sizes,
     scratch: Scratch<M>,
-    spare: Spare<M>,
     lists: LpLists,
     /// Antimessages that arrived before their event: (LP index, key).
     early_antis: BTreeSet<(u32, EventKey)>,
@@ -114,6 +124,9 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     last_commit: f64,
     counters: Counters,
     balance: Balance<'a, M>,
+    /// The most uncommitted records it holds before it waits for GVT (see
+    /// [`RECORDS_MAX`](crate::control::RECORDS_MAX)).
+    records_max: u64,
     /// Where this worker's run ends: the settings' end (or pause) time, lowered when a stop
     /// or a periodic checkpoint asks the run to pause (see `end.rs`).
     end_time: f64,
@@ -129,17 +142,16 @@ struct Mailbox<E> {
     local: VecDeque<Msg<E>>,
 }
 
-/// How many of each kind of record the worker holds, for the memory estimate, and the heap
-/// its state saves own as the model reports it.
+/// How many pending events, state saves and other records the worker holds, for the memory
+/// estimate (the logs count their own entries), and the heap its state saves own as the
+/// model reports it (counted only under a memory budget).
 #[derive(Debug, Default)]
 struct Sizes {
     pending: usize,
-    records: usize,
-    effects: usize,
     deferred: usize,
     withdrawn: usize,
     outputs: usize,
-    /// State saves held by records (each a box of `(M, LpMeta)`).
+    /// State saves held in the save log.
     saves: usize,
     save_heap: u64,
 }
@@ -152,6 +164,9 @@ struct Scratch<M: LogicalProcess> {
     matched: Vec<usize>,
     /// Encodings of a re-sent event and of the deferred one it is compared with.
     encoded: (Vec<u8>, Vec<u8>),
+    /// Records a rollback undoes, and a chain to coast through.
+    undone: Vec<Seq>,
+    chain: Vec<Seq>,
 }
 
 impl<M: LogicalProcess> Default for Scratch<M> {
@@ -162,123 +177,20 @@ impl<M: LogicalProcess> Default for Scratch<M> {
             kept: Vec::new(),
             matched: Vec::new(),
             encoded: (Vec::new(), Vec::new()),
+            undone: Vec::new(),
+            chain: Vec::new(),
         }
     }
 }
 
-/// Empty record buffers of LPs whose records have all committed, for the next LP that runs.
-///
-/// Each LP keeping its own buffers would cost every LP that ever ran their capacity for the
-/// rest of the run (at ten million LPs, gigabytes), and freeing them at commit would cost an
-/// allocation per LP per GVT round. Pooled, the buffers alive are about as many as the LPs with
-/// uncommitted records at once, and taking or returning one moves a few words.
-struct Spare<M: LogicalProcess> {
-    records: Vec<Vec<lp::Processed<M>>>,
-    effects: Vec<Vec<lp::EffectRecord<M::Event>>>,
-    /// Boxes of state saves no record needs any more, written over by the next save instead
-    /// of a `malloc` and a `free` per save (their old contents are dropped when written
-    /// over). A commit frees about as many saves as the next GVT interval takes, so the
-    /// pool keeps up to as many as were alive before the last commit began
-    /// (`saves_cap`), and at least [`SPARE_SAVES`].
-    saves: Vec<Box<lp::Saved<M>>>,
-    saves_cap: usize,
-}
-
-/// The fewest state-save boxes the pool may keep.
-const SPARE_SAVES: usize = 1024;
-
-impl<M: LogicalProcess> Default for Spare<M> {
-    fn default() -> Spare<M> {
-        Spare {
-            records: Vec::new(),
-            effects: Vec::new(),
-            saves: Vec::new(),
-            saves_cap: SPARE_SAVES,
-        }
-    }
-}
-
-/// A buffer grown past this many entries is freed rather than pooled, so one busy LP's
-/// backlog does not stay allocated for the run.
-const SPARE_MAX_CAPACITY: usize = 64;
-
-impl<M: LogicalProcess> Spare<M> {
-    /// Takes the state save of a record that no rollback can need any more.
-    /// Returns how many saves it was given (0 or 1), for the memory account.
-    #[inline]
-    fn put_save(&mut self, saved: Option<Box<lp::Saved<M>>>) -> usize {
-        let Some(saved) = saved else {
-            return 0;
-        };
-        if self.saves.len() < self.saves_cap {
-            self.saves.push(saved);
-        }
-        1
-    }
-
-    /// Takes an LP's emptied buffers into the pool (leaving it unallocated ones).
-    #[inline]
-    fn put_back(
-        &mut self,
-        records: &mut Vec<lp::Processed<M>>,
-        effects: &mut Vec<lp::EffectRecord<M::Event>>,
-    ) {
-        debug_assert!(records.is_empty() && effects.is_empty());
-        if records.capacity() > 0 {
-            let buffer = std::mem::take(records);
-            if buffer.capacity() <= SPARE_MAX_CAPACITY {
-                self.records.push(buffer);
-            }
-        }
-        if effects.capacity() > 0 {
-            let buffer = std::mem::take(effects);
-            if buffer.capacity() <= SPARE_MAX_CAPACITY {
-                self.effects.push(buffer);
-            }
-        }
-    }
-}
-
-/// The worker's LPs (by index) with uncommitted records, with deferred sends, with
-/// withdrawn events, failed, and held back after a secondary rollback.
+/// The worker's LPs (by index) with deferred sends, with withdrawn events, failed, and held
+/// back after a secondary rollback.
 #[derive(Debug, Default)]
 struct LpLists {
-    dirty: Vec<u32>,
-    /// The dirty LPs as a bitset by index, to visit them in index order (see
-    /// [`Worker::commit_below`]).
-    dirty_bits: Vec<u64>,
     deferred: Vec<u32>,
     withdrawn: Vec<u32>,
     failed: Vec<u32>,
     held: Vec<u32>,
-}
-
-impl LpLists {
-    /// LP `l` has its first uncommitted record.
-    #[inline]
-    fn mark_dirty(&mut self, l: usize) {
-        self.dirty.push(l as u32);
-        self.dirty_bits[l / 64] |= 1 << (l % 64);
-    }
-
-    /// Puts the dirty LPs in index order when that is cheap: when they are many, a pass over
-    /// the bitset costs less than sorting them, and commit then walks the LP records
-    /// forwards, which the hardware prefetches. When they are few, commit takes them as they
-    /// came (it prefetches their records itself).
-    fn order_dirty(&mut self) {
-        if self.dirty_bits.len() > 4 * self.dirty.len() {
-            return;
-        }
-        self.dirty.clear();
-        for (word_index, &word) in self.dirty_bits.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                let bit = bits.trailing_zeros();
-                self.dirty.push((word_index * 64) as u32 + bit);
-                bits &= bits - 1;
-            }
-        }
-    }
 }
 
 /// Load balancing's state: migrations done, the early antimessages kept by the source of a
@@ -287,6 +199,8 @@ impl LpLists {
 struct Balance<'a, M: LogicalProcess> {
     migrations_done: u64,
     pending_antis: Vec<(LpId, EventKey)>,
+    /// Pending events between `extract` (or their arrival) and `rebuild`, by LP id.
+    limbo: Vec<(LpId, EventKey, M::Event)>,
     gvts_since_balance: u32,
     load_marks: Vec<u64>,
     transfer: &'a Mutex<Vec<Transfer<M>>>,
@@ -295,7 +209,7 @@ struct Balance<'a, M: LogicalProcess> {
 /// What a worker starts with.
 pub(crate) struct WorkerParts<'a, M: LogicalProcess> {
     pub(crate) index: usize,
-    pub(crate) lps: Vec<LpState<M>>,
+    pub(crate) lps: Owned<M>,
     pub(crate) route: &'a Route,
     pub(crate) settings: &'a Settings,
     pub(crate) shared: &'a Shared<M::Output>,
@@ -308,13 +222,13 @@ pub(crate) struct WorkerParts<'a, M: LogicalProcess> {
 impl<'a, M: LogicalProcess> Worker<'a, M> {
     pub(crate) fn new(parts: WorkerParts<'a, M>) -> Worker<'a, M> {
         let n_workers = parts.peers.len();
-        let n_pending = parts.lps.iter().map(|lp| lp.pending.len()).sum();
-        let n_lps = parts.lps.len();
+        let Owned { lps, store } = parts.lps;
+        let n_pending = store.len();
         let settings = parts.settings;
         let mut worker = Worker {
             index: parts.index,
-            heap: LpQueue::new(parts.lps.len()),
-            lps: parts.lps,
+            store,
+            lps,
             route: parts.route,
             settings,
             shared: parts.shared,
@@ -336,12 +250,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 pending: n_pending,
                 ..Sizes::default()
             },
+            logs: Logs::default(),
             scratch: Scratch::default(),
-            spare: Spare::default(),
-            lists: LpLists {
-                dirty_bits: vec![0; n_lps.div_ceil(64)],
-                ..LpLists::default()
-            },
+            lists: LpLists::default(),
             early_antis: BTreeSet::new(),
             busy: None,
             summary_sent: false,
@@ -352,15 +263,14 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             balance: Balance {
                 migrations_done: 0,
                 pending_antis: Vec::new(),
+                limbo: Vec::new(),
                 gvts_since_balance: 0,
                 load_marks: Vec::new(),
                 transfer: parts.transfer,
             },
+            records_max: crate::control::RECORDS_MAX.max(4 * settings.gvt_interval),
             end_time: settings.end_time,
         };
-        for l in 0..worker.lps.len() {
-            worker.resched(l);
-        }
         worker.counters.peak_pending = n_pending;
         worker
     }
@@ -544,7 +454,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             if let Some(failure) = lp.failed()
                 && failure.key == bound
                 && failure.commits
-                && let Some(event) = lp.pending.get(&bound)
+                && let Some(event) = lp.parked(&bound)
             {
                 if !encode_event(event, &mut self.scratch.encoded.0) {
                     self.scratch.encoded.0.clear();
@@ -563,7 +473,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             let lp = &self.lps[l as usize];
             if let Some(failure) = lp.failed()
                 && failure.key == bound
-                && let Some(event) = lp.pending.get(&bound)
+                && let Some(event) = lp.parked(&bound)
             {
                 let seen = vec![(bound, lp.id, event.clone())];
                 let _ = self

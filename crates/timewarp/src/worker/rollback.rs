@@ -6,44 +6,52 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use warpsim_core::{Ctx, EventKey, LogicalProcess, LpId};
 
 use super::Worker;
-use super::lp::{Deferred, Logged, saved_heap};
+use super::log::{NONE, Seq, Status};
+use super::lp::{Deferred, Logged};
 use crate::message::Msg;
 
 impl<M: LogicalProcess> Worker<'_, M> {
-    /// Sets LP `l`'s state to the state before `processed[i]` (or after the last record when
-    /// `i == len`): the nearest save at or before it, then coasting forward.
-    pub(super) fn restore(&mut self, l: usize, i: usize) {
+    /// Sets LP `l`'s state to the state after its record `after`: the save of that record's
+    /// base, run forward through the LP's records from the base to `after` (coasting).
+    pub(super) fn rebuild_state(&mut self, l: usize, after: Seq) {
+        let logs = &self.logs;
+        if !logs.records.holds(after) {
+            return;
+        }
+        let base = logs.records.get(after).base;
+        if !logs.records.holds(base) {
+            return;
+        }
+        // The chain from the base to `after`, oldest first.
+        let mut chain = std::mem::take(&mut self.scratch.chain);
+        chain.clear();
+        let mut seq = after;
+        loop {
+            chain.push(seq);
+            if seq == base || !logs.records.holds(seq) {
+                break;
+            }
+            seq = logs.records.get(seq).prev;
+        }
+        chain.reverse();
+        let base_record = logs.records.get(base);
+        let Some((model, meta)) = logs.saves.get(base_record.saves_at) else {
+            self.scratch.chain = chain;
+            return;
+        };
+        self.busy = Some((self.lps[l].id, base_record.key));
+        let (mut model, mut meta) = (model.clone(), meta.clone());
         let n_lps = self.settings.n_lps;
         let mut effects = std::mem::take(&mut self.scratch.effects);
         let mut outputs = std::mem::take(&mut self.scratch.outputs);
-        let lp = &mut self.lps[l];
-        let mut j = i.min(lp.processed.len().saturating_sub(1));
-        while j > 0 && lp.processed[j].snapshot.is_none() {
-            j -= 1;
-        }
-        self.busy = lp.processed.get(j).map(|record| (lp.id, record.key));
-        let (mut model, mut meta) = if j == i {
-            // Record `i` is being undone, so its save can be moved out.
-            match lp.processed[j].snapshot.take() {
-                Some(state) => {
-                    if self.settings.memory.is_some() {
-                        self.sizes.save_heap -= state.0.heap_bytes() as u64;
-                    }
-                    self.sizes.saves -= 1;
-                    *state
-                }
-                None => return,
-            }
-        } else {
-            match &lp.processed[j].snapshot {
-                Some(saved) => (saved.0.clone(), saved.1.clone()),
-                None => return,
-            }
-        };
         let mut error = None;
-        for record in &lp.processed[j..i] {
+        for &seq in &chain {
+            let record = self.logs.records.get(seq);
+            let Some(event) = record.event.clone() else {
+                continue;
+            };
             let mut ctx = Ctx::<M>::buffered(
-                lp.id,
+                record.id,
                 record.key,
                 n_lps,
                 &mut meta,
@@ -51,7 +59,6 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 &mut outputs,
                 &mut error,
             );
-            let event = record.event.clone();
             // The first run of this event succeeded and handlers are deterministic, so this
             // re-run does too; its effects and outputs stand from the first run.
             let _ = catch_unwind(AssertUnwindSafe(|| model.on_event(event, &mut ctx)));
@@ -60,25 +67,30 @@ impl<M: LogicalProcess> Worker<'_, M> {
             error = None;
             self.counters.coasted += 1;
         }
+        let lp = &mut self.lps[l];
         lp.model = model;
         lp.meta = meta;
         self.scratch.effects = effects;
         self.scratch.outputs = outputs;
+        self.scratch.chain = chain;
         self.busy = None;
     }
 
     /// Undoes every processed event of LP `l` with key `>= target`.
     pub(super) fn rollback(&mut self, l: usize, target: EventKey, primary: bool) {
-        let lp = &self.lps[l];
-        let start = lp.committed_prefix as usize;
-        // Committed records are below GVT, hence below any target.
-        let i = lp
-            .processed
-            .partition_point(|record| record.key < target)
-            .max(start);
-        if i == lp.processed.len() {
-            return;
+        // The LP's live records from the newest back to the first at or after `target`
+        // (committed records are below GVT, hence below any target).
+        let mut undone = std::mem::take(&mut self.scratch.undone);
+        undone.clear();
+        let mut seq = self.lps[l].last;
+        while self.logs.is_live(seq) && self.logs.records.get(seq).key >= target {
+            undone.push(seq);
+            seq = self.logs.records.get(seq).prev;
         }
+        let Some(&first) = undone.last() else {
+            self.scratch.undone = undone;
+            return;
+        };
         if primary {
             self.counters.primary += 1;
         } else {
@@ -91,53 +103,74 @@ impl<M: LogicalProcess> Worker<'_, M> {
             // antimessages catch up. Events at later times are not held back.
             self.lps[l].rare_mut().hold = Some(target.time);
         }
-        self.restore(l, i);
-        // Undo the effects of the undone events, newest first (the log holds each record's
-        // effects in order, the newest record's last).
-        for index in (i..self.lps[l].processed.len()).rev() {
-            let record = &self.lps[l].processed[index];
-            let (cause, count) = (record.key, record.effects);
-            for _ in 0..count {
+        // The state before the first undone record: its own save (which it no longer needs),
+        // or the state after the record before it.
+        let record = self.logs.records.get(first);
+        if record.saved {
+            let saved = self.logs.saves.get_mut(record.saves_at).take();
+            if let Some((model, meta)) = saved {
+                self.sizes.saves -= 1;
+                if self.settings.memory.is_some() {
+                    self.sizes.save_heap -= model.heap_bytes() as u64;
+                }
                 let lp = &mut self.lps[l];
-                let Some(effect) = lp.effects.pop() else {
-                    break;
-                };
-                self.sizes.effects -= 1;
+                lp.model = model;
+                lp.meta = meta;
+            }
+        } else {
+            let before = record.prev;
+            self.rebuild_state(l, before);
+        }
+        // Undo the effects of the undone events, newest first (each record's effects are in
+        // the order its handler made them).
+        for &seq in &undone {
+            let record = self.logs.records.get(seq);
+            let (cause, from, count) = (record.key, record.effects_at, Seq::from(record.effects));
+            for at in (from..from + count).rev() {
+                let effect = std::mem::replace(self.logs.effects.get_mut(at), Logged::Taken);
                 self.undo_effect(l, cause, effect);
             }
         }
-        let lp = &mut self.lps[l];
-        let undone = lp.processed.len() - i;
-        if self.settings.memory.is_some() {
-            self.sizes.save_heap -= saved_heap(lp.processed[i..].iter());
-        }
-        let mut collided = None;
-        for record in lp.processed.drain(i..) {
-            self.sizes.saves -= self.spare.put_save(record.snapshot);
+        // The undone events are pending again.
+        for &seq in &undone {
+            let record = self.logs.records.get_mut(seq);
+            record.status = Status::Dead;
+            let key = record.key;
+            let event = record.event.take();
             self.sizes.outputs -= record.outputs.len();
-            if lp.pending.insert(record.key, record.event) {
-                collided = Some(record.key);
+            record.outputs = Vec::new();
+            if record.saved
+                && let Some((model, _)) = self.logs.saves.get_mut(record.saves_at).take()
+            {
+                self.sizes.saves -= 1;
+                if self.settings.memory.is_some() {
+                    self.sizes.save_heap -= model.heap_bytes() as u64;
+                }
+            }
+            if let Some(event) = event {
+                self.add_pending(l, key, event);
             }
         }
-        self.sizes.pending += undone;
-        self.sizes.records -= undone;
-        self.counters.rolled_back += undone as u64;
-        lp.newest = match lp.processed.last() {
-            Some(record) if lp.processed.len() > lp.committed_prefix as usize => {
+        self.counters.rolled_back += undone.len() as u64;
+        // The LP's newest record is now the one before the first undone.
+        let lp = &mut self.lps[l];
+        lp.last = seq;
+        (lp.newest, lp.base, lp.since) = if self.logs.records.holds(seq) {
+            let record = self.logs.records.get(seq);
+            let newest = if record.status == Status::Live {
                 record.key.time.as_f64()
+            } else {
+                -1.0
+            };
+            if self.logs.records.holds(record.base) {
+                (newest, record.base, record.since)
+            } else {
+                (newest, NONE, 0)
             }
-            _ => -1.0,
+        } else {
+            (-1.0, NONE, 0)
         };
-        lp.since_snapshot = 0;
-        for record in lp.processed.iter().rev() {
-            lp.since_snapshot += 1;
-            if record.snapshot.is_some() {
-                break;
-            }
-        }
-        if let Some(key) = collided {
-            self.collided(l, key);
-        }
+        self.scratch.undone = undone;
         self.clear_failure(l, target);
     }
 
@@ -177,6 +210,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     to: from,
                 });
             }
+            Logged::Taken => {}
         }
     }
 

@@ -1,7 +1,7 @@
-//! Which LP runs next: the slice loop within the window and memory budget, the lazy LP
-//! heap's first valid entry, and prefetching the next LP's record.
+//! Which event runs next: the slice loop within the window and memory budget, events of LPs
+//! that may not run parked in their records, and prefetching the next LP's record.
 
-use warpsim_core::LogicalProcess;
+use warpsim_core::{EventKey, LogicalProcess};
 
 use super::{SLICE, Worker};
 use crate::control::MemoryControl;
@@ -15,69 +15,57 @@ impl<M: LogicalProcess> Worker<'_, M> {
             if !self.mail.local.is_empty() {
                 self.drain_local();
             }
-            let Some((time, l)) = self.next_lp() else {
+            // Popped before the checks and put back when it may not run yet (at most once a
+            // slice): a look at the first event costs about what taking it does.
+            let Some((key, l, event)) = self.store.pop() else {
                 break;
             };
-            if time >= self.end_time {
-                break;
-            }
-            if let Some(window) = self.window.window()
+            let time = key.time.as_f64();
+            let stall = if time >= self.end_time {
+                Some(None)
+            } else if self.logs.records.len() as u64 >= self.records_max && key > self.gvt {
+                // At the cap on records, only the event GVT waits for still runs: it may be
+                // below every record held (a straggler to an LP with nothing later), and
+                // without it GVT, and so every commit that would free records, waits forever.
+                Some(Some(false))
+            } else if let Some(window) = self.window.window()
                 && time > self.gvt.time.as_f64() + window
             {
-                self.counters.window_stalls += 1;
-                break;
-            }
-            if let Some(window) = self.memory.as_ref().and_then(MemoryControl::window)
+                Some(Some(false))
+            } else if let Some(window) = self.memory.as_ref().and_then(MemoryControl::window)
                 && time > self.gvt.time.as_f64() + window
             {
-                self.counters.memory_stalls += 1;
+                Some(Some(true))
+            } else {
+                None
+            };
+            if let Some(why) = stall {
+                match why {
+                    Some(false) => self.counters.window_stalls += 1,
+                    Some(true) => self.counters.memory_stalls += 1,
+                    None => {}
+                }
+                if self.store.push(l, key, event).is_err() {
+                    self.collided(l as usize, key);
+                }
                 break;
+            }
+            let l = l as usize;
+            if self.lps[l].blocked(key, self.gvt) {
+                self.park(l, key, event);
+                continue;
             }
             self.window.ran(time);
-            self.heap.pop();
-            self.lps[l].queued = None;
-            // The next LP to run is most likely the heap's new first, and the one after it
-            // its second: start loading their records while this one runs, and the next
-            // one's second event, which lives outside its record — that record was asked
-            // for one event ago (as the second), so reading it here rarely waits.
-            if let Some((_, _, next)) = self.heap.peek() {
+            // The next event's LP record is most likely cold: start loading it while this
+            // one runs.
+            if let Some(next) = self.store.next_hint() {
                 self.warm(next as usize);
-                if let Some(after) = self.heap.peek_second() {
-                    self.warm(after as usize);
-                }
-                self.lps[next as usize].pending.warm_rest();
             }
-            self.execute(l);
+            self.execute(l, key, event);
             executed += 1;
         }
         self.since_gvt_start += u64::from(executed);
         executed
-    }
-
-    /// The first LP with an executable event and that event's time, after dropping the
-    /// scheduler's stale entries (see [`LpQueue`](crate::lpqueue::LpQueue)); the LP's entry stays first.
-    pub(super) fn next_lp(&mut self) -> Option<(f64, usize)> {
-        loop {
-            let (time, age, l) = self.heap.peek()?;
-            let l = l as usize;
-            let lp = &self.lps[l];
-            if lp.queued != Some((time, age)) {
-                self.heap.pop();
-                continue;
-            }
-            let runnable = lp.failed().is_none()
-                && lp.pending.first_key().is_some_and(|key| {
-                    (key.time.as_f64().to_bits(), key.age) == (time, age)
-                        && !(lp.hold() == Some(key.time) && key > self.gvt)
-                });
-            if runnable {
-                return Some((f64::from_bits(time), l));
-            }
-            // The LP's first event moved later (or it cannot run): queue it where it is now.
-            self.heap.pop();
-            self.lps[l].queued = None;
-            self.resched(l);
-        }
     }
 
     /// Asks the hardware to load the parts of LP `l`'s record that running it or handing it
@@ -86,42 +74,67 @@ impl<M: LogicalProcess> Worker<'_, M> {
     #[inline]
     pub(super) fn warm(&self, l: usize) {
         let lp = &self.lps[l];
-        prefetch_index::prefetch_index(std::slice::from_ref(&lp.queued), 0);
-        prefetch_index::prefetch_index(std::slice::from_ref(&lp.pending), 0);
-        prefetch_index::prefetch_index(std::slice::from_ref(&lp.processed), 0);
         prefetch_index::prefetch_index(std::slice::from_ref(&lp.meta), 0);
         prefetch_index::prefetch_index(std::slice::from_ref(&lp.model), 0);
     }
 
-    /// Puts LP `l` in the scheduler under its smallest pending key (or takes it out).
-    #[inline]
-    pub(super) fn resched(&mut self, l: usize) {
+    /// Keeps LP `l`'s event out of the store while the LP may not run it (see
+    /// [`LpState::blocked`](super::lp::LpState::blocked)).
+    pub(super) fn park(&mut self, l: usize, key: EventKey, event: M::Event) {
+        let held = self.lps[l].hold() == Some(key.time) && key > self.gvt;
         let lp = &mut self.lps[l];
-        let mut top = if lp.failed().is_some() {
-            None
-        } else {
-            lp.pending.first_key()
+        if lp.rare_mut().parked.insert(key, event).is_some() {
+            self.collided(l, key);
+            return;
+        }
+        let lp = &mut self.lps[l];
+        if held && !lp.in_held {
+            lp.in_held = true;
+            self.lists.held.push(l as u32);
+        }
+    }
+
+    /// Puts LP `l`'s parked events back in the store (they park again when they come up if
+    /// the LP still may not run them).
+    pub(super) fn unpark(&mut self, l: usize) {
+        let Some(rare) = self.lps[l].rare.as_mut() else {
+            return;
         };
-        if let (Some(hold), Some(key)) = (lp.hold(), top)
-            && key.time == hold
-            && key > self.gvt
-        {
-            top = None;
-            if !lp.in_held {
-                lp.in_held = true;
-                self.lists.held.push(l as u32);
+        let parked = std::mem::take(&mut rare.parked);
+        for (key, event) in parked {
+            if self.store.push(l as u32, key, event).is_err() {
+                self.collided(l, key);
             }
         }
-        match top {
-            Some(key) => {
-                let want = (key.time.as_f64().to_bits(), key.age);
-                // A later key keeps the entry there is: it surfaces early and is fixed then.
-                if lp.queued.is_none_or(|queued| want < queued) {
-                    lp.queued = Some(want);
-                    self.heap.push(l as u32, want.0, want.1);
-                }
-            }
-            None => lp.queued = None,
+        self.lps[l].tidy();
+    }
+
+    /// Adds a pending event for LP `l` to the store (where it parks when it comes up, if the
+    /// LP may not run it then).
+    #[inline]
+    pub(super) fn add_pending(&mut self, l: usize, key: EventKey, event: M::Event) {
+        // (A key taken among the LP's parked events is found when they go back.)
+        if self.store.push(l as u32, key, event).is_err() {
+            self.collided(l, key);
         }
+        self.sizes.pending += 1;
+        self.counters.peak_pending = self.counters.peak_pending.max(self.sizes.pending);
+    }
+
+    /// Removes LP `l`'s pending event under `key`, from the store or its parked events.
+    pub(super) fn take_pending(&mut self, l: usize, key: &EventKey) -> Option<M::Event> {
+        let taken = match self.store.take(l as u32, key) {
+            Some(event) => Some(event),
+            None => self.lps[l].rare.as_mut()?.parked.remove(key),
+        };
+        if taken.is_some() {
+            self.sizes.pending -= 1;
+        }
+        taken
+    }
+
+    /// Whether LP `l` has a pending event under `key`.
+    pub(super) fn has_pending(&self, l: usize, key: &EventKey) -> bool {
+        self.store.contains(l as u32, key) || self.lps[l].parked(key).is_some()
     }
 }
