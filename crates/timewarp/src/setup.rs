@@ -205,11 +205,16 @@ impl<'env, M: LogicalProcess> Crew<'env, M> {
                 .name(format!("{name}-{index}"))
                 .stack_size(stack)
                 .spawn_scoped(scope, move || {
-                    let states = Worker::new(parts).run();
-                    finals
+                    let mut states = Worker::new(parts).run();
+                    let mut finals = finals
                         .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .extend(states);
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    // The first worker's states are taken as they are, not copied.
+                    if finals.is_empty() {
+                        std::mem::swap(&mut *finals, &mut states);
+                    } else {
+                        finals.append(&mut states);
+                    }
                 });
             match spawned {
                 Ok(_) => running += 1,

@@ -77,9 +77,10 @@ impl<M: LogicalProcess> Worker<'_, M> {
     ///    inside an LP record, and nobody sends until the end.
     /// 2. The GVT round in progress, if any, is abandoned: its reports may not cover an LP
     ///    that moves. The next round starts afresh, after the move.
-    /// 3. The source worker hands over whole LP records (processed lists, saves, logs,
-    ///    deferred and withdrawn events, failures, holds) and the early antimessages that
-    ///    wait for them; both workers then rebuild their indices (heap, lists, counts, route).
+    /// 3. The source worker hands over each LP whole: its record (deferred and withdrawn
+    ///    events, failure, hold), its pending and parked events, the chain of its records
+    ///    with their saves and effects taken out of the logs, and the early antimessages
+    ///    that wait for it; both workers then rebuild their indices (lists, counts, route).
     /// 4. A last barrier orders the route updates before any worker reads a route again.
     pub(super) fn migrate(&mut self) {
         let shared = self.shared;

@@ -7,7 +7,9 @@ use warpsim_core::kernel_api::{LpMeta, finish_time, run_finish};
 use warpsim_core::{EventKey, LogicalProcess, LpId, PendingEvent, Time};
 
 use super::Worker;
+use super::log::Logs;
 use super::log::Status;
+use super::store::Store;
 use crate::message::key_max;
 use crate::shared::{StopInfo, ToCoordinator};
 
@@ -170,11 +172,16 @@ impl<M: LogicalProcess> Worker<'_, M> {
 
     /// The final states of this worker's LPs (after a run that finished), with their
     /// pending events after a pause.
+    ///
+    /// Built from the last LP back while the LP records are given back an eighth at a time,
+    /// and with the store and logs freed first: at ten million LPs each byte per LP is ten
+    /// megabytes, and holding the records, the store and the final states at once made the
+    /// end of a run its peak of memory (3.46 GB against 2.31 GB while running, PHOLD 10 M
+    /// LPs end 1).
     pub(super) fn take_states(&mut self) -> Vec<FinalLp<M>> {
-        let pause = self.pausing();
-        let mut pending: Vec<Vec<PendingEvent<M::Event>>> =
-            (0..self.lps.len()).map(|_| Vec::new()).collect();
-        if pause {
+        let mut pending: Vec<Vec<PendingEvent<M::Event>>> = Vec::new();
+        if self.pausing() {
+            pending = (0..self.lps.len()).map(|_| Vec::new()).collect();
             for l in 0..self.lps.len() {
                 self.unpark(l);
             }
@@ -187,15 +194,22 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 });
             }
         }
-        self.lps
-            .drain(..)
-            .zip(pending)
-            .map(|(lp, pending)| FinalLp {
+        self.store = Store::with_capacity(0);
+        self.logs = Logs::default();
+        let mut finals = Vec::with_capacity(self.lps.len());
+        while let Some(lp) = self.lps.pop() {
+            finals.push(FinalLp {
                 id: lp.id,
                 model: lp.model,
                 meta: lp.meta,
-                pending,
-            })
-            .collect()
+                pending: pending.pop().unwrap_or_default(),
+            });
+            if self.lps.len() < self.lps.capacity() - self.lps.capacity() / 8 {
+                self.lps.shrink_to_fit();
+                pending.shrink_to_fit();
+            }
+        }
+        finals.reverse();
+        finals
     }
 }

@@ -1,5 +1,6 @@
-//! A worker thread: its LPs with their pending events, processed lists, state saves and effect
-//! logs, and the loop that executes, rolls back and commits.
+//! A worker thread: its LPs, one pending set for all of them ([`Store`]), one log of the
+//! records, state saves and effects of the events they ran ([`Logs`]), and the loop that
+//! executes, rolls back and commits.
 //!
 //! # Ground rules
 //!
@@ -8,10 +9,11 @@
 //! 1. **An LP's live state is the state after its last processed event.** `model` and `meta`
 //!    (random stream, send counter, retraction log) always change together: they are saved
 //!    together, restored together, and a failed handler's partial changes are undone at once.
-//! 2. **`processed[0]` carries a state save**, so every rollback target has a save at or
-//!    before it. An LP with an empty processed list saves before its next event; fossil
-//!    collection only drops records before a save it keeps. Records in
-//!    `processed[..committed_prefix]` are committed and kept only to coast forward from.
+//! 2. **Every live record can be rebuilt.** Each record names its `base`, the latest record
+//!    of its LP at or before it with a state save; the base and the LP's records after it
+//!    stay in the log while the record is live (forgetting stops at the smallest base of a
+//!    live record), so every rollback target is a save run forward. An LP whose base is
+//!    gone (all its records committed and forgotten) saves before its next event.
 //! 3. **Every event an LP sent, cancelled or moved is in its effect log** (or, lazily, its
 //!    deferred list) until GVT passes the cause, in causal order; undoing an event undoes its
 //!    log records newest first, so the receiver sees every change to one key in the order the
@@ -22,8 +24,8 @@
 //! 5. **Nothing that can still change reaches the coordinator.** Events are committed only
 //!    below the published GVT ([`crate::gvt`]); their outputs are sent to the coordinator,
 //!    which delivers them in key order once every worker has committed past them.
-//! 6. **The worker's GVT report covers everything it owns**: its scheduler minimum, failed
-//!    events, deferred lazy sends, the messages it absorbed (inbox and local queue are drained
+//! 6. **The worker's GVT report covers everything it owns**: its store's minimum, the
+//!    events parked by failed and held LPs, deferred lazy sends, the messages it absorbed (inbox and local queue are drained
 //!    first) and the messages it sent since the round began (`send_min`).
 //! 7. **Errors are final only at GVT.** A handler error marks the LP failed at that key (it
 //!    runs nothing further); anything that rolls it back to or before that key clears it.
