@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Issue #8, part 3: the sequential kernel against Time Warp on 2 threads, side by side, the
-# two interleaved, median wall seconds and the speedup. A wall-clock table: run it on a
+# runs interleaved, median wall seconds and the speedup. A wall-clock table: run it on a
 # quiet machine (`uptime` is printed first).
 #
-#   bash scripts/two-threads.sh [reps] [path/to/warpsim]
+#   bash scripts/two-threads.sh [reps] [path/to/warpsim ...]
+#
+# With several binaries (e.g. a build of an older commit, then this one), the sequential
+# column is the last binary's and each binary gets a Time Warp column and a speedup, all
+# from the same interleaved runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-3}
-bin=${2:-}
-if [ -z "$bin" ]; then
+shift || true
+bins=("$@")
+if [ ${#bins[@]} -eq 0 ]; then
     cargo build --release -q -p warpsim-cli
-    bin=target/release/warpsim
+    bins=(target/release/warpsim)
 fi
+last=${bins[${#bins[@]} - 1]}
 uptime
 scenarios=(
     "phold --lps 16384 --end 100|1.5"
@@ -20,19 +26,31 @@ scenarios=(
     "sharks --creatures 32000 --sectors 16x16 --end 2000|1.7"
     "sharks --creatures 2048 --sectors 8x8 --end 2000 --work 5000|1.85"
 )
-wall() { "$bin" run "$@" --json | grep -oE '"wall_seconds":[0-9.eE+-]+' | cut -d: -f2; }
+wall() { local bin=$1; shift; "$bin" run "$@" --json | grep -oE '"wall_seconds":[0-9.eE+-]+' | cut -d: -f2; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-printf '| scenario | sequential | Time Warp 2 threads | speedup | target |\n|---|---:|---:|---:|---:|\n'
+header='| scenario | sequential'
+rule='|---|---:'
+for bin in "${bins[@]}"; do
+    header+=" | Time Warp 2 threads ($bin) | speedup"
+    rule+='|---:|---:'
+done
+printf '%s | target |\n%s|---:|\n' "$header" "$rule"
 for entry in "${scenarios[@]}"; do
     IFS='|' read -r args target <<<"$entry"
     seq_times=()
-    tw_times=()
+    declare -A tw_times=()
     for _ in $(seq "$reps"); do
-        seq_times+=("$(wall $args --kernel sequential)")
-        tw_times+=("$(wall $args --kernel timewarp --threads 2)")
+        seq_times+=("$(wall "$last" $args --kernel sequential)")
+        for i in "${!bins[@]}"; do
+            tw_times[$i]+="$(wall "${bins[$i]}" $args --kernel timewarp --threads 2) "
+        done
     done
     s=$(printf '%s\n' "${seq_times[@]}" | median)
-    t=$(printf '%s\n' "${tw_times[@]}" | median)
-    awk -v n="$args" -v s="$s" -v t="$t" -v g="$target" \
-        'BEGIN { printf "| `%s` | %.3f | %.3f | %.2f× | %s× |\n", n, s, t, s / t, g }'
+    row=$(awk -v n="$args" -v s="$s" 'BEGIN { printf "| `%s` | %.3f", n, s }')
+    for i in "${!bins[@]}"; do
+        t=$(printf '%s\n' ${tw_times[$i]} | median)
+        row+=$(awk -v s="$s" -v t="$t" 'BEGIN { printf " | %.3f | %.2f×", t, s / t }')
+    done
+    printf '%s | %s× |\n' "$row" "$target"
+    unset tw_times
 done

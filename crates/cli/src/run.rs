@@ -301,35 +301,45 @@ where
         Start::Init(_) => 0,
     };
     let whole = |report: Report| whole_run(report, started, first_event);
+    let mut writer = checkpointing::Writer::default();
     loop {
         let mut stretch = config.clone();
         if let Some(at) = pause_at {
             stretch = stretch.pause_at(at);
         }
-        let (mut checkpoint, report) = match run_stretch(stretch, start, &mut sink) {
+        let (checkpoint, report) = match run_stretch(stretch, start, &mut sink) {
             Err(mut error) => {
                 *error.partial = whole((*error.partial).clone());
+                // The run's error is the one to report; a failed write is said in a note.
+                if let Err(failed) = writer.wait() {
+                    crate::out::note(&format!("{failed:#}"));
+                }
                 return Ok(Err(error));
             }
-            Ok(Ending::Finished(finished)) => return Ok(Ok(whole(finished.report))),
+            Ok(Ending::Finished(finished)) => {
+                // A checkpoint asked for and not written is an error, as when it was written
+                // in the run's thread.
+                writer.wait()?;
+                return Ok(Ok(whole(finished.report)));
+            }
             Ok(Ending::Paused(checkpoint, report)) => (checkpoint, report),
         };
         if let Some(path) = file {
-            let bytes = checkpointing::write(path, &mut checkpoint, sink.log())?;
-            progress.checkpointed(report.end_time);
-            ticker.restart(&checkpointing::stop_handle());
-            crate::out::note(&format!(
-                "checkpoint written to {} ({} events committed, time {}, {} bytes)",
-                path.display(),
+            // Written on its own thread from a copy while the run goes on from this one.
+            writer.write(
+                path,
+                (*checkpoint).clone(),
+                sink.log(),
                 report.events_committed,
                 report.end_time,
-                bytes
-            ));
+            )?;
+            progress.checkpointed(report.end_time);
+            ticker.restart(&checkpointing::stop_handle());
         }
         if report.stop_reason == StopReason::Interrupted {
-            return Ok(checkpoint
-                .finish(whole(report), &mut sink)
-                .map(|done| done.report));
+            let done = checkpoint.finish(whole(report), &mut sink);
+            writer.wait()?;
+            return Ok(done.map(|done| done.report));
         }
         if pause_at.is_some_and(|at| past(at, &checkpoint)) {
             pause_at = None;

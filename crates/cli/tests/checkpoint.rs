@@ -321,6 +321,37 @@ fn resume_refuses_flags_that_would_change_the_result() {
     assert!(fine.status.success(), "{}", stderr(&fine));
 }
 
+/// A checkpoint is written on a thread of its own while the run goes on; one that cannot be
+/// written (a full device) still fails the run with one line naming the file, on both
+/// kernels, and the error says its cause once.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_checkpoint_that_cannot_be_written_fails_the_run_in_one_line() {
+    for kernel in ["sequential", "timewarp"] {
+        let output = warpsim(&[
+            "run",
+            "phold",
+            "--lps",
+            "64",
+            "--end",
+            "10",
+            "--kernel",
+            kernel,
+            "--checkpoint-file",
+            "/dev/full",
+            "--checkpoint-at",
+            "5",
+        ]);
+        assert_one_line_error(&output, "cannot write /dev/full");
+        assert_eq!(
+            stderr(&output).matches("No space left").count(),
+            1,
+            "{}",
+            stderr(&output)
+        );
+    }
+}
+
 #[test]
 fn checkpoint_flags_are_checked() {
     let output = warpsim(&["run", "phold", "--checkpoint-at", "5"]);

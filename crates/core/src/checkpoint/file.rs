@@ -36,7 +36,7 @@ pub const FORMAT_VERSION: u32 = 2;
 #[non_exhaustive]
 pub enum CheckpointError {
     /// Reading or writing the bytes failed.
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
     /// The file does not start as a warpsim checkpoint.
     #[error("not a warpsim checkpoint")]
