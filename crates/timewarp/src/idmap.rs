@@ -2,9 +2,11 @@
 //!
 //! A worker keeps all its LPs' pending events in one [`LadderQueue`](warpsim_queue::LadderQueue)
 //! (see `worker/store.rs`). Most messages only add an event; antimessages, cancels and moves
-//! name theirs by its key, and this map finds its slot in the queue: `EventKey::id`, the
-//! send's causal identity, is already a well-mixed 64-bit hash, so a plain open-addressing
-//! table keyed by it costs one probe (and a cache line) per insert and removal.
+//! name theirs by its key. An LP's first two pending events are found through its own record
+//! (`worker/store.rs`, `Slots`); this map finds the slot in the queue of the others, those of
+//! LPs that hold more: `EventKey::id`, the send's causal identity, is already a well-mixed
+//! 64-bit hash, so a plain open-addressing table keyed by it costs one probe (and a cache
+//! line) per insert and removal.
 //!
 //! Hand-written rather than a `HashMap<u64, u32>`: an entry is 8 bytes, 32 bits of the
 //! identity and the queue slot (the caller checks a candidate's full key in the queue, which

@@ -114,11 +114,13 @@ impl TimeWarp {
             let (_, worker) = self.place(id.index(), n_lps as usize, placement);
             lps_of[worker] -= 1;
             let l = lps_of[worker] as u32;
+            let mut lp = LpState::new(id, model, meta);
+            let part = &mut owned[worker];
             while let Some((key, event)) = events.pop_first() {
                 // `init`'s sets refuse duplicate keys already.
-                let _ = owned[worker].store.push(l, key, event);
+                let _ = part.store.push(l, &mut lp.slots, key, event);
             }
-            owned[worker].lps.push(LpState::new(id, model, meta));
+            part.lps.push(lp);
             // An eighth at a time: a large buffer shrinks in place (its pages are unmapped),
             // so what is left and what is built together stay near the larger of the two.
             if states.len() < states.capacity() - states.capacity() / 8 {

@@ -194,6 +194,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
         moving_ids.extend(chosen.iter().map(|&l| self.lps[l].id));
         let mut leaving: std::collections::HashMap<LpId, Vec<(EventKey, M::Event)>> =
             std::collections::HashMap::with_capacity(chosen.len());
+        for lp in &mut self.lps {
+            lp.slots.clear();
+        }
         for (key, l, event) in self.store.drain() {
             let id = self.lps[l as usize].id;
             if moving_ids.contains(&id) {

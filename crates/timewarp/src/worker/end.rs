@@ -128,6 +128,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
         for l in 0..self.lps.len() {
             self.unpark(l);
         }
+        for lp in &mut self.lps {
+            lp.slots.clear();
+        }
         for (key, _, _) in self.store.drain() {
             if key.time.as_f64() == end_time {
                 self.counters.at_end_time += 1;
@@ -186,6 +189,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 self.unpark(l);
             }
             // In key order, so each LP's list is too.
+            for lp in &mut self.lps {
+                lp.slots.clear();
+            }
             for (key, l, event) in self.store.drain() {
                 pending[l as usize].push(PendingEvent {
                     key,

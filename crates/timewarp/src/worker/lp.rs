@@ -9,6 +9,7 @@ use warpsim_core::kernel_api::LpMeta;
 use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, Time};
 
 use super::log::{NONE, Saved, Seq};
+use super::store::Slots;
 
 /// What a processed event did to the event set.
 pub(super) enum Logged<E> {
@@ -76,6 +77,8 @@ pub(crate) struct LpState<M: LogicalProcess> {
     /// as it was: `last` then names a committed record, which the check reads). A message
     /// for a later time cannot roll the LP back, which this says without reading the log.
     pub(super) newest: f64,
+    /// Where its pending events are in the worker's store (see [`Slots`]).
+    pub(crate) slots: Slots,
     /// What an LP holds only after a rollback, a cancel or a failure (see [`Rare`]).
     pub(super) rare: Option<Box<Rare<M>>>,
     pub(super) in_held: bool,
@@ -96,6 +99,7 @@ impl<M: LogicalProcess> LpState<M> {
             base: NONE,
             since: 0,
             newest: -1.0,
+            slots: Slots::default(),
             rare: None,
             in_held: false,
             in_deferred: false,

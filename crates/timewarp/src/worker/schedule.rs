@@ -17,9 +17,10 @@ impl<M: LogicalProcess> Worker<'_, M> {
             }
             // Popped before the checks and put back when it may not run yet (at most once a
             // slice): a look at the first event costs about what taking it does.
-            let Some((key, l, event)) = self.store.pop() else {
+            let Some((key, l, gone, event)) = self.store.pop() else {
                 break;
             };
+            self.store.unlist(&mut self.lps[l as usize].slots, gone);
             let time = key.time.as_f64();
             let stall = if time >= self.end_time {
                 Some(None)
@@ -45,7 +46,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     Some(true) => self.counters.memory_stalls += 1,
                     None => {}
                 }
-                if self.store.push(l, key, event).is_err() {
+                if self
+                    .store
+                    .push(l, &mut self.lps[l as usize].slots, key, event)
+                    .is_err()
+                {
                     self.collided(l as usize, key);
                 }
                 break;
@@ -102,7 +107,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
         };
         let parked = std::mem::take(&mut rare.parked);
         for (key, event) in parked {
-            if self.store.push(l as u32, key, event).is_err() {
+            if self
+                .store
+                .push(l as u32, &mut self.lps[l].slots, key, event)
+                .is_err()
+            {
                 self.collided(l, key);
             }
         }
@@ -114,7 +123,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
     #[inline]
     pub(super) fn add_pending(&mut self, l: usize, key: EventKey, event: M::Event) {
         // (A key taken among the LP's parked events is found when they go back.)
-        if self.store.push(l as u32, key, event).is_err() {
+        if self
+            .store
+            .push(l as u32, &mut self.lps[l].slots, key, event)
+            .is_err()
+        {
             self.collided(l, key);
         }
         self.sizes.pending += 1;
@@ -123,7 +136,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
 
     /// Removes LP `l`'s pending event under `key`, from the store or its parked events.
     pub(super) fn take_pending(&mut self, l: usize, key: &EventKey) -> Option<M::Event> {
-        let taken = match self.store.take(l as u32, key) {
+        let taken = match self.store.take(l as u32, &mut self.lps[l].slots, key) {
             Some(event) => Some(event),
             None => self.lps[l].rare.as_mut()?.parked.remove(key),
         };
@@ -135,6 +148,6 @@ impl<M: LogicalProcess> Worker<'_, M> {
 
     /// Whether LP `l` has a pending event under `key`.
     pub(super) fn has_pending(&self, l: usize, key: &EventKey) -> bool {
-        self.store.contains(l as u32, key) || self.lps[l].parked(key).is_some()
+        self.store.contains(l as u32, &self.lps[l].slots, key) || self.lps[l].parked(key).is_some()
     }
 }
