@@ -313,9 +313,13 @@ mod tests {
             let l = rng.random_range(0..lps);
             let held = oracle[l].len();
             match rng.random_range(0..10) {
-                // Push, more often while the LP holds little (so it fills and drains).
+                // Push; one identity in eight is the same (distinct keys, one identity).
                 0..=3 => {
-                    let id = if rng.random_range(0..8) == 0 { 42 } else { step };
+                    let id = if rng.random_range(0..8) == 0 {
+                        42
+                    } else {
+                        step
+                    };
                     let k = key(l, rng.random_range(0..1000), id);
                     let taken = oracle[l].contains_key(&k);
                     let pushed = store.push(l as u32, &mut slots[l], k, step);
