@@ -244,21 +244,8 @@ where
         .map_err(|error| anyhow!("{}: {error}", path.display()))
 }
 
-/// Writes `checkpoint` to `path` atomically, labelled with this run and carrying `outputs`
-/// (the encoded outputs delivered so far). Returns the file's size.
-///
-/// # Errors
-///
-/// One line naming the file.
-pub(crate) fn write<M>(path: &Path, checkpoint: &mut Checkpoint<M>, outputs: Vec<u8>) -> Result<u64>
-where
-    M: LogicalProcess + Serialize,
-{
-    checkpoint.set_label(label());
-    write_labelled(path, checkpoint, outputs)
-}
-
-/// [`write`] of a checkpoint already labelled.
+/// Writes `checkpoint`, already labelled, to `path` atomically, carrying `outputs` (what the
+/// sink had received); returns the file's size.
 fn write_labelled<M>(path: &Path, checkpoint: &mut Checkpoint<M>, outputs: Vec<u8>) -> Result<u64>
 where
     M: LogicalProcess + Serialize,

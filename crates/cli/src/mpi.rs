@@ -143,6 +143,9 @@ where
     };
     let whole = |report: Report| crate::run::whole_run(report, started, first_event);
     let mut first = true;
+    // Rank 0 writes each checkpoint on a thread of its own from a copy while the ranks go
+    // on (as on threads; BENCHMARKS.md, "Checkpoints of PHOLD with a million LPs").
+    let mut writer = checkpointing::Writer::default();
     loop {
         let mut stretch = config.clone();
         if let Some(at) = pause_at {
@@ -164,27 +167,36 @@ where
         let (mut state, report, at) = match ending {
             Err(mut error) => {
                 *error.partial = whole((*error.partial).clone());
+                // The run's error is the one to report; a failed write is said in a note.
+                if let Err(failed) = writer.wait() {
+                    crate::out::note(&format!("{failed:#}"));
+                }
                 return done(Err(error));
             }
-            Ok(RankEnding::Finished(finished)) => return done(Ok(whole(finished.report))),
+            Ok(RankEnding::Finished(finished)) => {
+                // A checkpoint asked for and not written is an error.
+                writer.wait()?;
+                return done(Ok(whole(finished.report)));
+            }
             Ok(RankEnding::Paused { state, report, at }) => (state, report, at),
         };
         if let Some(path) = file {
+            // Starting the write fails when the previous one failed: the ranks stop on it.
             let written = match state.checkpoint() {
-                Some(checkpoint) => checkpointing::write(path, checkpoint, sink.log()).map(Some),
-                None => Ok(None),
+                Some(checkpoint) => writer
+                    .write(
+                        path,
+                        checkpoint.clone(),
+                        sink.log(),
+                        report.events_committed,
+                        report.end_time,
+                    )
+                    .map(|()| true),
+                None => Ok(false),
             };
-            // The other ranks wait for rank 0's file before they go on (or give up with it).
             let everywhere = imp::agree(written.is_ok(), timeout)?;
-            if let Some(bytes) = written? {
+            if written? {
                 progress.checkpointed(report.end_time);
-                crate::out::note(&format!(
-                    "checkpoint written to {} ({} events committed, time {}, {} bytes)",
-                    path.display(),
-                    report.events_committed,
-                    report.end_time,
-                    bytes
-                ));
             }
             if !everywhere {
                 anyhow::bail!("rank 0 could not write the checkpoint {}", path.display());
@@ -207,6 +219,7 @@ where
                     .map(|done| done.report),
                 RankPause::Part(_) => Ok(whole(report)),
             };
+            writer.wait()?;
             return done(result);
         }
         if pause_at.is_some_and(|pause| at >= pause) {

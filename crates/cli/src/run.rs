@@ -183,7 +183,8 @@ where
                     timewarp: Some(stats),
                 });
             }
-            // Each stretch is a run of its own; the statistics are the last stretch's.
+            // Periodic checkpoints are taken within a stretch; a stretch ends only at
+            // `--checkpoint-at` (then the statistics are the last stretch's).
             let mut stats = None;
             let mut first = true;
             let result = run_in_stretches(
@@ -192,10 +193,11 @@ where
                 lps,
                 sink,
                 &progress,
-                |config, start, sink| {
+                |config, start, sink, periodic| {
                     let kernel = showing(timewarp_kernel(common, config, n_lps, first));
                     first = false;
-                    let (ending, run_stats) = kernel.run_from(start, sink);
+                    // Periodic checkpoints are taken while the workers go on (no restart).
+                    let (ending, run_stats) = kernel.run_from_checkpointing(start, sink, periodic);
                     stats = Some(run_stats);
                     ending
                 },
@@ -229,7 +231,9 @@ where
                     lps,
                     sink,
                     &progress,
-                    |config, start, sink| kernel(config).run_from(start, sink),
+                    // A pause ends a stretch of the sequential kernel, which resumes from
+                    // its checkpoint at once (its pause costs no more than the copy).
+                    |config, start, sink, _| kernel(config).run_from(start, sink),
                 )
             } else {
                 let ending = kernel(config).run_from(Start::Init(lps), sink);
@@ -249,7 +253,9 @@ where
 /// The main run: from `init` or the checkpoint `--resume-from`, in stretches between
 /// checkpoints (each written to `--checkpoint-file`), until it ends or a signal stops it
 /// (then its checkpoint is written and `finish` runs on the committed state, for the partial
-/// report). `run_stretch` runs one stretch on the chosen kernel; `progress` shows when the
+/// report). `run_stretch` runs one stretch on the chosen kernel; a kernel that can take a
+/// periodic checkpoint without ending the stretch hands it to the callback it is given
+/// (which writes it), one that cannot ends the stretch with it. `progress` shows when the
 /// last checkpoint was written.
 fn run_in_stretches<M, S, F>(
     common: &KernelArgs,
@@ -263,10 +269,15 @@ where
     M: LogicalProcess + serde::Serialize + serde::de::DeserializeOwned,
     M::Output: serde::Serialize + serde::de::DeserializeOwned,
     S: OutputSink<M::Output>,
-    F: FnMut(
+    F: for<'r, 'k> FnMut(
         RunConfig,
         Start<M>,
-        &mut crate::checkpointing::Recorder<'_, S>,
+        &'r mut crate::checkpointing::Recorder<'k, S>,
+        &'r mut dyn FnMut(
+            Box<warpsim_core::Checkpoint<M>>,
+            Report,
+            &mut crate::checkpointing::Recorder<'k, S>,
+        ),
     ) -> std::result::Result<Ending<M>, RunError>,
 {
     use crate::checkpointing;
@@ -307,7 +318,39 @@ where
         if let Some(at) = pause_at {
             stretch = stretch.pause_at(at);
         }
-        let (checkpoint, report) = match run_stretch(stretch, start, &mut sink) {
+        // A checkpoint taken while the run went on: written like the others. A write that
+        // cannot start (the previous one failed) stops the run, and is its error.
+        let mut failed: Option<anyhow::Error> = None;
+        let mut periodic = |checkpoint: Box<warpsim_core::Checkpoint<M>>,
+                            report: Report,
+                            sink: &mut checkpointing::Recorder<'_, S>| {
+            let Some(path) = file else { return };
+            if failed.is_some() {
+                return;
+            }
+            let written = writer.write(
+                path,
+                *checkpoint,
+                sink.log(),
+                report.events_committed,
+                report.end_time,
+            );
+            match written {
+                Ok(()) => {
+                    progress.checkpointed(report.end_time);
+                    ticker.restart(&checkpointing::stop_handle());
+                }
+                Err(error) => {
+                    failed = Some(error);
+                    checkpointing::stop_handle().stop();
+                }
+            }
+        };
+        let ran = run_stretch(stretch, start, &mut sink, &mut periodic);
+        if let Some(error) = failed {
+            return Err(error);
+        }
+        let (checkpoint, report) = match ran {
             Err(mut error) => {
                 *error.partial = whole((*error.partial).clone());
                 // The run's error is the one to report; a failed write is said in a note.

@@ -291,6 +291,20 @@ impl<K: Copy + Ord> GvtShared<K> {
         decide(state.gvt)
     }
 
+    /// Abandons the round in progress, if any, and sets the GVT to `gvt` (which may be
+    /// below the last published one) without publishing it. Only while no worker takes part
+    /// in the protocol (all wait at a barrier): a checkpoint taken in place, whose workers
+    /// rolled back what they ran past the pause, so that the minima reported before it no
+    /// longer bound what is pending (see `Shared::go_on_after_snapshot`). The next round
+    /// starts afresh; ports that reported in the abandoned one report again in it.
+    pub(crate) fn restart_at(&self, gvt: K) {
+        let mut state = lock_state(&self.state);
+        state.remaining = 0;
+        state.min = self.max;
+        state.gvt = gvt;
+        self.flag.store(false, Ordering::SeqCst);
+    }
+
     /// External mode: publishes a GVT computed from every rank's contribution.
     pub(crate) fn publish(&self, gvt: K) {
         let mut state = lock_state(&self.state);

@@ -4,10 +4,10 @@
 use std::time::Instant;
 
 use crossbeam_channel::RecvTimeoutError;
-use warpsim_core::kernel_api::deliver_guarded;
+use warpsim_core::kernel_api::{LpMeta, deliver_guarded};
 use warpsim_core::{
     Checkpoint, Committed, Ending, EventKey, Finished, Kernel, LogicalProcess, LpId, OutputSink,
-    Report, RunError, SimError, Start, StopReason, TraceHash,
+    PendingEvent, Report, RunError, SimError, Start, StopReason, Time, TraceHash,
 };
 
 use crate::config::TimeWarp;
@@ -18,7 +18,7 @@ use crate::setup::{Crew, InitOutputs, Initialised, Placement, Prepared, initiali
 use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
 use crate::stats::{ThreadStats, TimeWarpStats};
 use crate::watch::{WATCH_EVERY, Watchdog};
-use crate::worker::FinalLp;
+use crate::worker::{FinalLp, SnapshotPart};
 
 impl Kernel for TimeWarp {
     fn name(&self) -> &'static str {
@@ -74,7 +74,8 @@ impl TimeWarp {
         M: LogicalProcess,
         S: OutputSink<M::Output>,
     {
-        let (ending, stats) = self.run_delivering(Start::Init(lps), &mut Plain(&mut *sink), false);
+        let (ending, stats) =
+            self.run_delivering(Start::Init(lps), &mut Plain(&mut *sink), false, None);
         let finished = ending.and_then(|ending| match ending {
             Ending::Finished(finished) => Ok(finished),
             Ending::Paused(checkpoint, report) => checkpoint.finish(report, sink),
@@ -127,7 +128,7 @@ impl TimeWarp {
         M: LogicalProcess,
         S: OutputSink<M::Output>,
     {
-        self.run_delivering(start, &mut Plain(sink), false)
+        self.run_delivering(start, &mut Plain(sink), false, None)
     }
 
     /// Runs the model like [`Kernel::run_final`], showing `observer` every committed event —
@@ -177,20 +178,79 @@ impl TimeWarp {
         F: FnMut(&EventKey, LpId, &M::Event),
     {
         let mut observing = Observing::new(sink, observer);
-        let (ending, _) = self.run_delivering(Start::Init(lps), &mut observing, true);
+        let (ending, _) = self.run_delivering(Start::Init(lps), &mut observing, true, None);
         ending.and_then(|ending| match ending {
             Ending::Finished(finished) => Ok(finished),
             Ending::Paused(checkpoint, report) => checkpoint.finish(report, &mut observing),
         })
     }
 
-    /// The run behind [`TimeWarp::run_final_with_stats`] and [`TimeWarp::run_observed`]:
-    /// `sink` takes the outputs and, when `observe`, the committed events.
+    /// Runs the model from `start` like [`TimeWarp::run_from`], except that a pause asked
+    /// for while it runs ([`StopHandle::pause`](warpsim_core::StopHandle::pause)) does not
+    /// end the run: the workers stop at the next GVT as for a pause, each copies its LPs'
+    /// committed states and pending events, `on_checkpoint` receives the checkpoint (with
+    /// the report of the run so far and the sink, which has received every output before
+    /// it and none after), and the run goes on in the same threads — no restart, so a
+    /// periodic checkpoint costs the pause and the copy. A stop
+    /// ([`StopHandle::stop`](warpsim_core::StopHandle::stop)) ends the run with its
+    /// checkpoint as [`TimeWarp::run_from`] does, and so does a pause time set before the
+    /// run ([`RunConfig::pause_at`](warpsim_core::RunConfig::pause_at)).
+    ///
+    /// ```
+    /// use warpsim_core::{Discard, Ending, Kernel, RunConfig, Sequential, Start, StopHandle};
+    /// use warpsim_models::phold::PholdParams;
+    /// use warpsim_timewarp::TimeWarp;
+    ///
+    /// let params = PholdParams { lps: 32, end: 20.0, ..PholdParams::default() };
+    /// let config = RunConfig::new(1).end_time(params.end);
+    /// let whole = Sequential::new(config.clone()).run(params.build().unwrap(), &mut Discard).unwrap();
+    /// // A checkpoint asked for at once, taken while the run goes on to its end.
+    /// let handle = StopHandle::new();
+    /// handle.pause();
+    /// let kernel = TimeWarp::new(config.clone().stop_handle(handle)).threads(2);
+    /// let mut taken = Vec::new();
+    /// let (ending, _) = kernel.run_from_checkpointing(
+    ///     Start::Init(params.build().unwrap()),
+    ///     &mut Discard,
+    ///     |checkpoint, _report, _sink| taken.push(checkpoint),
+    /// );
+    /// let Ok(Ending::Finished(done)) = ending else { panic!("the run did not finish") };
+    /// assert_eq!(done.report.trace_hash, whole.trace_hash);
+    /// // The checkpoint continues to the same end on the sequential kernel.
+    /// let checkpoint = taken.pop().expect("one checkpoint");
+    /// let Ending::Finished(resumed) = Sequential::new(config)
+    ///     .run_from(Start::Resume(checkpoint), &mut Discard)
+    ///     .unwrap() else { panic!("paused again") };
+    /// assert_eq!(resumed.report.trace_hash, whole.trace_hash);
+    /// ```
+    pub fn run_from_checkpointing<M, S, F>(
+        &self,
+        start: Start<M>,
+        sink: &mut S,
+        mut on_checkpoint: F,
+    ) -> (Result<Ending<M>, RunError>, TimeWarpStats)
+    where
+        M: LogicalProcess,
+        S: OutputSink<M::Output>,
+        F: FnMut(Box<Checkpoint<M>>, Report, &mut S),
+    {
+        let mut hook =
+            |checkpoint: Box<Checkpoint<M>>, report: Report, plain: &mut Plain<'_, S>| {
+                on_checkpoint(checkpoint, report, &mut *plain.0);
+            };
+        self.run_delivering(start, &mut Plain(sink), false, Some(&mut hook))
+    }
+
+    /// The run behind [`TimeWarp::run_final_with_stats`], [`TimeWarp::run_observed`] and
+    /// [`TimeWarp::run_from_checkpointing`]: `sink` takes the outputs and, when `observe`,
+    /// the committed events; `on_checkpoint`, when given, the checkpoints taken in place.
+    #[allow(clippy::type_complexity)]
     fn run_delivering<M, S>(
         &self,
         start: Start<M>,
         sink: &mut S,
         observe: bool,
+        mut on_checkpoint: Option<&mut dyn FnMut(Box<Checkpoint<M>>, Report, &mut S)>,
     ) -> (Result<Ending<M>, RunError>, TimeWarpStats)
     where
         M: LogicalProcess,
@@ -296,6 +356,7 @@ impl TimeWarp {
             finals,
         } = self.prepare(init, n_lps, placement);
         settings.observe = observe;
+        settings.snapshots = on_checkpoint.is_some();
         if let Some(before) = &before {
             // `finish`'s clock when this stretch commits nothing: the checkpoint's last commit.
             shared.last_commit.fetch_max(
@@ -309,6 +370,10 @@ impl TimeWarp {
         let mut delivered: Vec<(EventKey, LpId, M::Output)> = Vec::new();
         // What the stop handle asked for while the run ran: nothing, a pause, a stop.
         let mut asked = Asked::Nothing;
+        // The workers' copies at a checkpoint taken in place, as they come in; and the
+        // checkpoint the run ended with when a stop came there.
+        let mut parts: Vec<(Summary, Box<dyn std::any::Any + Send>)> = Vec::new();
+        let mut stopped_at: Option<Box<Checkpoint<M>>> = None;
         std::thread::scope(|scope| {
             let crew = Crew {
                 route: &route,
@@ -356,6 +421,41 @@ impl TimeWarp {
                         observer_failed(sink, &shared);
                     }
                     Ok(ToCoordinator::Observed(batch)) => sink.observed(batch),
+                    Ok(ToCoordinator::Snapshot { summary, part }) => {
+                        parts.push((*summary, part));
+                        if parts.len() < running {
+                            continue;
+                        }
+                        // Every worker waits at `resume`, every output below the pause is
+                        // here (each worker sent its outputs before its copy).
+                        let bound = pause_key(shared.end_time());
+                        let go_on = asked != Asked::Stop && !shared.is_aborted();
+                        if go_on {
+                            shared.go_on_after_snapshot(bound);
+                        } else {
+                            // (It may say `true` from an earlier checkpoint.)
+                            shared
+                                .resuming
+                                .store(false, std::sync::atomic::Ordering::SeqCst);
+                        }
+                        let met = shared.resume.wait();
+                        deliver_below(&mut delivered, key_max(), sink, &shared);
+                        let (checkpoint, at) = snapshot(
+                            self.name(),
+                            &report,
+                            std::mem::take(&mut parts),
+                            before.as_ref(),
+                            started,
+                        );
+                        if go_on && met {
+                            asked = Asked::Nothing;
+                            if let Some(hook) = on_checkpoint.as_mut() {
+                                hook(checkpoint, at, sink);
+                            }
+                        } else {
+                            stopped_at = Some(checkpoint);
+                        }
+                    }
                     Ok(ToCoordinator::Finished { worker, summary }) => {
                         summaries[worker] = Some(summary);
                         finished += 1;
@@ -422,8 +522,14 @@ impl TimeWarp {
             Asked::Stop => StopReason::Interrupted,
             Asked::Nothing | Asked::Pause => StopReason::Paused,
         };
-        let result = result.map(|report| {
-            if pausing {
+        let result = result.map(|mut report| {
+            if let Some(checkpoint) = stopped_at {
+                // Stopped at a checkpoint taken in place: the workers handed back no states.
+                report.stop_reason = reason;
+                report.pending_at_end_time = 0;
+                report.end_time = last_commit;
+                Ending::Paused(checkpoint, report)
+            } else if pausing {
                 paused(self.name(), report, finals, last_commit, reason)
             } else {
                 Ending::Finished(final_states(report, finals))
@@ -479,6 +585,115 @@ pub(crate) fn paused<M: LogicalProcess>(
     }
     let checkpoint = Checkpoint::from_parts(kernel, states, metas, pending, &report);
     Ending::Paused(Box::new(checkpoint), report)
+}
+
+/// The smallest key at the pause time `time`: everything below it has committed at a pause
+/// there, nothing at or after it has run.
+fn pause_key(time: f64) -> EventKey {
+    Time::new(time).map_or_else(
+        |_| key_max(),
+        |time| EventKey::new(time, 0, LpId::new(0), Time::ZERO, 0),
+    )
+}
+
+/// The checkpoint of a pause taken in place from the workers' copies (`SnapshotPart`s, with
+/// each worker's figures so far), and the report of the run up to it: the totals of
+/// `template` (a fresh report of this run) and, for a resumed run, of `before`.
+fn snapshot<M: LogicalProcess>(
+    kernel: &'static str,
+    template: &Report,
+    parts: Vec<(Summary, Box<dyn std::any::Any + Send>)>,
+    before: Option<&Report>,
+    started: Instant,
+) -> (Box<Checkpoint<M>>, Report) {
+    let mut report = template.clone();
+    let mut last_commit = 0.0f64;
+    let mut copies = Vec::with_capacity(parts.len());
+    for (summary, part) in parts {
+        report.trace_hash.merge(&summary.trace);
+        if let Some(content) = &mut report.content_hash {
+            content.merge(&summary.content);
+        }
+        report.events_committed += summary.counters.committed;
+        report.events_processed += summary.counters.processed;
+        report.peak_pending += summary.counters.peak_pending;
+        last_commit = last_commit.max(summary.last_commit);
+        let part = part
+            .downcast::<SnapshotPart<M>>()
+            .unwrap_or_else(|_| unreachable!("a worker's copy is of the run's model"));
+        report.pending_at_end += part.pending.len();
+        copies.push(*part);
+    }
+    report.end_time = last_commit;
+    report.stop_reason = StopReason::Paused;
+    report.wall_seconds = started.elapsed().as_secs_f64();
+    if let Some(before) = before {
+        report = continued(before, report);
+    }
+    // Workers usually own blocks of LPs in order (the default partition): their parts,
+    // put in the order of their first LPs, are then joined by appending. The copies are
+    // large (a million LPs: a hundred megabytes), and the coordinator shares the machine
+    // with the workers, which go on meanwhile: each step below moves everything once.
+    copies.sort_by_key(|part| part.ids.first().copied());
+    let mut pendings = Vec::with_capacity(copies.len());
+    let mut copies = copies.into_iter();
+    let first = copies
+        .next()
+        .unwrap_or_else(|| unreachable!("a run has a worker"));
+    let (mut ids, mut states, mut metas) = (first.ids, first.states, first.metas);
+    pendings.push(first.pending);
+    for mut part in copies {
+        ids.append(&mut part.ids);
+        states.append(&mut part.states);
+        metas.append(&mut part.metas);
+        pendings.push(part.pending);
+    }
+    if !ids.is_sorted() {
+        // LPs moved by load balancing, or another partition: put them in order.
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_unstable_by_key(|&index| ids[index]);
+        let mut slots: Vec<Option<(M, LpMeta)>> = states.into_iter().zip(metas).map(Some).collect();
+        (states, metas) = order
+            .into_iter()
+            .map(|index| {
+                slots[index]
+                    .take()
+                    .unwrap_or_else(|| unreachable!("a permutation"))
+            })
+            .unzip();
+    }
+    let pending = merge_sorted(pendings);
+    let checkpoint = Checkpoint::from_parts(kernel, states, metas, pending, &report);
+    (Box::new(checkpoint), report)
+}
+
+/// Merges lists of pending events, each in key order, into one in key order: pairwise, so
+/// each event moves about log₂(lists) times.
+fn merge_sorted<E>(mut lists: Vec<Vec<PendingEvent<E>>>) -> Vec<PendingEvent<E>> {
+    while lists.len() > 1 {
+        let mut merged = Vec::with_capacity(lists.len().div_ceil(2));
+        let mut pairs = lists.into_iter();
+        while let Some(a) = pairs.next() {
+            let Some(b) = pairs.next() else {
+                merged.push(a);
+                break;
+            };
+            let mut out = Vec::with_capacity(a.len() + b.len());
+            let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+            loop {
+                let take_a = match (a.peek(), b.peek()) {
+                    (Some(x), Some(y)) => x.key <= y.key,
+                    (Some(_), None) => true,
+                    (None, Some(_)) => false,
+                    (None, None) => break,
+                };
+                out.extend(if take_a { a.next() } else { b.next() });
+            }
+            merged.push(out);
+        }
+        lists = merged;
+    }
+    lists.pop().unwrap_or_default()
 }
 
 /// The run's progress as the workers last published it (each at its latest GVT), with a

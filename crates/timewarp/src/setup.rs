@@ -281,6 +281,7 @@ impl TimeWarp {
             content_hash: self.config.content_hash,
             pause: self.run_end().1,
             observe: false,
+            snapshots: false,
         }
     }
 }

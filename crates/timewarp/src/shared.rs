@@ -33,6 +33,11 @@ pub(crate) struct Settings {
     pub(crate) pause: bool,
     /// Hand committed events to the coordinator for an observer.
     pub(crate) observe: bool,
+    /// A pause asked for while the run runs takes a checkpoint and the run goes on
+    /// ([`TimeWarp::run_from_checkpointing`](crate::TimeWarp::run_from_checkpointing)):
+    /// every worker hands the coordinator a copy of its LPs' committed state and pending
+    /// events, then waits at [`Shared::resume`] for the coordinator to say whether it goes on.
+    pub(crate) snapshots: bool,
 }
 
 /// The error that stops every worker, and the key up to which they commit.
@@ -93,6 +98,14 @@ pub(crate) struct Shared<O> {
     end: AtomicU64,
     /// The workers ended the run at a pause: each handed back its LPs' pending events.
     pub(crate) paused: AtomicBool,
+    /// After a checkpoint taken in place (`Settings::snapshots`): the workers and the
+    /// coordinator meet here once every worker has handed in its copy; the coordinator has
+    /// by then set `resuming` and, when the run goes on, undone the pause (see
+    /// [`Shared::go_on_after_snapshot`]).
+    pub(crate) resume: Rendezvous,
+    /// Read by the workers after they pass `resume`: the run goes on (otherwise it ends
+    /// here, a stop having been asked for, and the copies are its checkpoint).
+    pub(crate) resuming: AtomicBool,
 }
 
 impl<O> std::fmt::Debug for Shared<O> {
@@ -131,7 +144,25 @@ impl<O> Shared<O> {
             last_commit: AtomicU64::new(0),
             end: AtomicU64::new(f64::INFINITY.to_bits()),
             paused: AtomicBool::new(false),
+            resume: Rendezvous::new(workers + 1),
+            resuming: AtomicBool::new(false),
         }
+    }
+
+    /// The coordinator's side of a checkpoint taken in place, once every worker has handed
+    /// in its copy and waits at [`Shared::resume`] (so no thread is inside the GVT protocol
+    /// or reads the end): the pause is undone — the end is the run's own again, the
+    /// finishing handshake starts over, and GVT restarts at `bound`, the pause's key. That
+    /// restart is needed, not tidiness: the last published GVT may be above `bound` (a
+    /// worker that ran events past the pause before it knew of it reported a larger
+    /// minimum, and those events went back to pending when it rolled them back), and GVTs
+    /// only grow (`GvtShared::report` keeps the larger), so without it events just past the
+    /// pause could commit before the messages that roll them back arrive.
+    pub(crate) fn go_on_after_snapshot(&self, bound: EventKey) {
+        self.end.store(f64::INFINITY.to_bits(), Ordering::SeqCst);
+        self.finishing.store(0, Ordering::SeqCst);
+        self.gvt.restart_at(bound);
+        self.resuming.store(true, Ordering::SeqCst);
     }
 
     /// Asks the run to pause at its next safe point, from the thread that delivers outputs:
@@ -179,6 +210,7 @@ impl<O> Shared<O> {
         self.barrier.break_all();
         self.landed.break_all();
         self.migration_barrier.break_all();
+        self.resume.break_all();
     }
 
     /// The output sink panicked: the run stops as after any failure outside a handler, and
@@ -257,6 +289,14 @@ pub(crate) enum ToCoordinator<O> {
     Finished {
         worker: usize,
         summary: Box<Summary>,
+    },
+    /// The worker's copy of its LPs for a checkpoint taken in place (`Settings::snapshots`):
+    /// its figures so far, and a `SnapshotPart<M>` (boxed, so that this message does not
+    /// need the model's type). Sent after the outputs of every event it committed, and
+    /// then the worker waits at [`Shared::resume`].
+    Snapshot {
+        summary: Box<Summary>,
+        part: Box<dyn std::any::Any + Send>,
     },
     /// Committed events for the run's observer (see [`TimeWarp::run_observed`]), sent just
     /// before the `Committed` that covers them: a `Vec<(EventKey, LpId, M::Event)>`, boxed so

@@ -291,3 +291,185 @@ fn sharks_world_moves_between_kernels_in_both_cancel_styles() {
         );
     }
 }
+
+/// A Time Warp run that takes checkpoints in place (`run_from_checkpointing`): each one is
+/// asked for as soon as the one before it is in (`every` checkpoints in all), so they fall
+/// at whatever GVTs the run reaches; with `stop`, the last request is a stop instead. Returns
+/// the run's ending, its outputs, and each checkpoint (through the file format) with the
+/// number of outputs delivered when it was taken.
+#[allow(clippy::type_complexity)]
+fn in_place<M>(
+    kernel: &TimeWarp,
+    handle: &warpsim_core::StopHandle,
+    make: &impl Fn() -> Vec<M>,
+    every: usize,
+    stop: bool,
+) -> (
+    Ending<M>,
+    Vec<Committed<M::Output>>,
+    Vec<(Box<Checkpoint<M>>, usize)>,
+)
+where
+    M: LogicalProcess + Serialize + DeserializeOwned,
+{
+    let mut outputs = Vec::new();
+    let mut taken = Vec::new();
+    handle.pause();
+    let (ending, _) = kernel.run_from_checkpointing(
+        Start::Init(make()),
+        &mut outputs,
+        |checkpoint, report, sink: &mut Vec<Committed<M::Output>>| {
+            assert_eq!(report.events_committed, checkpoint.events_committed());
+            taken.push((round_trip(checkpoint), sink.len()));
+            if taken.len() + 1 < every {
+                handle.pause();
+            } else if taken.len() + 1 == every {
+                if stop {
+                    handle.stop();
+                } else {
+                    handle.pause();
+                }
+            }
+        },
+    );
+    let ending = ending.unwrap_or_else(|error| panic!("{}", error.error));
+    (ending, outputs, taken)
+}
+
+/// Checks checkpoints taken in place against the uninterrupted sequential run: the run that
+/// took them ends as that run did, each of them continues on the sequential kernel to the
+/// same end (its outputs then complete those delivered before it), and a run stopped at its
+/// last one continues from it to the same end too.
+fn check_in_place<M, F>(name: &str, config: RunConfig, make: F)
+where
+    M: LogicalProcess + Serialize + DeserializeOwned + std::fmt::Debug,
+    M::Output: PartialEq + std::fmt::Debug + Clone,
+    F: Fn() -> Vec<M>,
+{
+    let config = config.content_hash(true);
+    let mut outputs = Vec::new();
+    let whole = Sequential::new(config.clone())
+        .run_final(make(), &mut outputs)
+        .unwrap();
+    assert!(whole.report.events_committed > 100, "{name}: too small");
+    let same_end = |what: &str, report: &Report, delivered: &[Committed<M::Output>]| {
+        assert_eq!(report.trace_hash, whole.report.trace_hash, "{what}");
+        assert_eq!(report.content_hash, whole.report.content_hash, "{what}");
+        assert_eq!(
+            report.events_committed, whole.report.events_committed,
+            "{what}"
+        );
+        assert_eq!(report.end_time, whole.report.end_time, "{what}");
+        assert_eq!(report.stop_reason, whole.report.stop_reason, "{what}");
+        assert!(delivered == outputs.as_slice(), "{what}: outputs differ");
+    };
+    let resume = |what: &str, checkpoint: Box<Checkpoint<M>>, before: usize| {
+        let mut delivered = outputs[..before].to_vec();
+        let ending = Sequential::new(config.clone())
+            .run_from(Start::Resume(checkpoint), &mut delivered)
+            .unwrap();
+        let Ending::Finished(done) = ending else {
+            panic!("{what}: paused again")
+        };
+        same_end(what, &done.report, &delivered);
+    };
+    let kernels = [
+        (1, Cancellation::Aggressive, false),
+        (2, Cancellation::Lazy, false),
+        (3, Cancellation::Aggressive, true),
+    ];
+    for (threads, cancellation, balance) in kernels {
+        for stop in [false, true] {
+            let what = format!("{name} on {threads} threads, {cancellation:?}, stop {stop}");
+            let handle = warpsim_core::StopHandle::new();
+            let kernel = TimeWarp::new(config.clone().stop_handle(handle.clone()))
+                .threads(threads)
+                .cancellation(cancellation)
+                .load_balancing(balance)
+                .gvt_interval(16);
+            let (ending, delivered, taken) = in_place(&kernel, &handle, &make, 6, stop);
+            match ending {
+                Ending::Finished(finished) => {
+                    same_end(&what, &finished.report, &delivered);
+                    let shown = |states: &[M]| format!("{states:?}");
+                    assert!(
+                        shown(&finished.states) == shown(&whole.states),
+                        "{what}: final states differ"
+                    );
+                }
+                Ending::Paused(checkpoint, report) => {
+                    assert!(stop, "{what}: paused without a stop");
+                    assert_eq!(report.stop_reason, warpsim_core::StopReason::Interrupted);
+                    assert_eq!(report.events_committed, checkpoint.events_committed());
+                    assert!(
+                        outputs.starts_with(&delivered),
+                        "{what}: outputs before the stop"
+                    );
+                    resume(
+                        &format!("{what}, from the stop"),
+                        checkpoint,
+                        delivered.len(),
+                    );
+                }
+            }
+            for (index, (checkpoint, before)) in taken.into_iter().enumerate() {
+                resume(
+                    &format!("{what}, from checkpoint {index}"),
+                    checkpoint,
+                    before,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn checkpoints_taken_in_place_continue_every_model_to_the_uninterrupted_end() {
+    for seed in 0..2 {
+        check_in_place("chaos", RunConfig::new(seed).end_time(30.0), || {
+            vec![Chaos::default(); 24]
+        });
+        check_in_place("hoarder", RunConfig::new(seed).end_time(25.0), || {
+            vec![Hoarder::default(); 16]
+        });
+    }
+    let phold = PholdParams {
+        lps: 48,
+        end: 40.0,
+        remote: 0.5,
+        ..PholdParams::default()
+    };
+    check_in_place("phold", RunConfig::new(3).end_time(phold.end), || {
+        phold.build().unwrap()
+    });
+    let pets = PetsParams {
+        tasks: 400,
+        gates: 4,
+        style: Style::Events,
+        ..PetsParams::default()
+    };
+    check_in_place("pets", RunConfig::new(5), || pets.build().unwrap());
+    for cancel in [CancelStyle::App, CancelStyle::Kernel] {
+        let params = SharksParams {
+            width: 4096.0,
+            height: 4096.0,
+            sectors_x: 4,
+            sectors_y: 4,
+            end: 60.0,
+            cancel,
+            ..SharksParams::default()
+        };
+        let population = RandomPopulation {
+            creatures: 96,
+            radius_min: 40.0,
+            radius_max: 120.0,
+            ..RandomPopulation::default()
+        };
+        let creatures = population.generate(&params, 2).unwrap();
+        check_in_place(
+            &format!("sharks {cancel:?}"),
+            RunConfig::new(2).end_time(params.kernel_end_time()),
+            || params.build(&creatures).unwrap(),
+        );
+    }
+}

@@ -370,6 +370,28 @@ impl<K: Key, V> LadderQueue<K, V> {
         })
     }
 
+    /// Every pending entry, in no particular order (slab order), without changing the
+    /// queue: for a copy of what is pending (the optimistic kernel's checkpoints taken
+    /// while the run goes on).
+    ///
+    /// ```
+    /// use warpsim_queue::{LadderQueue, PendingSet};
+    /// let mut queue = LadderQueue::new();
+    /// for key in [3u64, 1, 2] {
+    ///     queue.push(key, key * 10).unwrap();
+    /// }
+    /// queue.pop();
+    /// let mut seen: Vec<(u64, u64)> = queue.iter().map(|(key, value)| (key, *value)).collect();
+    /// seen.sort();
+    /// assert_eq!(seen, [(2, 20), (3, 30)]);
+    /// assert_eq!(queue.len(), 2);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = (K, &V)> + '_ {
+        self.slots
+            .iter()
+            .filter_map(|slot| slot.data.as_ref().map(|(key, value)| (*key, value)))
+    }
+
     /// Slot index of a live handle.
     #[inline]
     fn live_slot(&self, handle: Handle) -> Option<usize> {

@@ -457,9 +457,10 @@ where
                 }
             }
             ToCoordinator::Finished { summary, .. } => self.summaries.push(*summary),
-            // Observers are for runs on threads (`TimeWarp::run_observed`): ranks never
-            // observe.
-            ToCoordinator::Observed(_) => {}
+            // Observers and checkpoints taken in place are for runs on threads
+            // (`TimeWarp::run_observed`, `TimeWarp::run_from_checkpointing`): ranks never
+            // observe, and pause for a checkpoint.
+            ToCoordinator::Observed(_) | ToCoordinator::Snapshot { .. } => {}
         }
     }
 
@@ -516,7 +517,11 @@ where
         while self.summaries.len() < self.running {
             match self.from_workers.recv() {
                 Ok(ToCoordinator::Finished { summary, .. }) => self.summaries.push(*summary),
-                Ok(ToCoordinator::Committed { .. } | ToCoordinator::Observed(_)) => {}
+                Ok(
+                    ToCoordinator::Committed { .. }
+                    | ToCoordinator::Observed(_)
+                    | ToCoordinator::Snapshot { .. },
+                ) => {}
                 Err(_) => break,
             }
         }

@@ -22,7 +22,87 @@ pub(crate) struct FinalLp<M: LogicalProcess> {
     pub(crate) pending: Vec<PendingEvent<M::Event>>,
 }
 
+/// What a worker hands the coordinator of its LPs at a checkpoint taken in place: a copy of
+/// each LP's committed state and meta (in the worker's order, `ids`), and of its pending
+/// events, in key order. Separate vectors, so that the coordinator joins the workers' parts
+/// by appending whole slices.
+pub(crate) struct SnapshotPart<M: LogicalProcess> {
+    pub(crate) ids: Vec<LpId>,
+    pub(crate) states: Vec<M>,
+    pub(crate) metas: Vec<LpMeta>,
+    pub(crate) pending: Vec<PendingEvent<M::Event>>,
+}
+
 impl<M: LogicalProcess> Worker<'_, M> {
+    /// Whether the run stopped at a pause asked for while it ran and takes its checkpoint in
+    /// place (`Settings::snapshots`). Read after the end-of-run barriers, so every worker
+    /// decides alike: each lowered its end only at a GVT published after the request, a
+    /// run's errors are recorded before their worker reaches the barrier, and an abort
+    /// breaks the wait that follows. A run that drained at the pause takes its checkpoint
+    /// too (what ran past the pause rolled back, as at any pause) and then goes on.
+    pub(super) fn snapshot_due(&self) -> bool {
+        self.settings.snapshots
+            && self.end_time < self.settings.end_time
+            && self.shared.stop_key().is_none()
+            && !self.shared.is_aborted()
+    }
+
+    /// A checkpoint taken in place: after `settle_pause` and the end-of-run barriers every
+    /// event below the pause has committed and none after it has run, so each LP's live
+    /// state is its committed state there and its pending events are final. Hands the
+    /// coordinator a copy of them, waits until every worker has, and returns whether the run
+    /// goes on (the coordinator undid the pause: this worker's end is the run's own again
+    /// and GVT restarts at the pause) or ends here (a stop; the copies are its checkpoint).
+    pub(super) fn snapshot(&mut self) -> bool {
+        let mut pending = Vec::with_capacity(self.sizes.pending);
+        for (key, l, event) in self.store.iter() {
+            pending.push(PendingEvent {
+                key,
+                dest: self.lps[l as usize].id,
+                event: event.clone(),
+            });
+        }
+        let n = self.lps.len();
+        let (mut ids, mut states, mut metas) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for lp in &self.lps {
+            // Events of failed and held LPs wait in their records.
+            if let Some(rare) = &lp.rare {
+                for (key, event) in &rare.parked {
+                    pending.push(PendingEvent {
+                        key: *key,
+                        dest: lp.id,
+                        event: event.clone(),
+                    });
+                }
+            }
+            ids.push(lp.id);
+            states.push(lp.model.clone());
+            metas.push(lp.meta.clone());
+        }
+        // Each worker sorts its own, in parallel; the coordinator merges.
+        pending.sort_unstable_by_key(|event| event.key);
+        let part: SnapshotPart<M> = SnapshotPart {
+            ids,
+            states,
+            metas,
+            pending,
+        };
+        let _ = self.to_coordinator.send(ToCoordinator::Snapshot {
+            summary: Box::new(self.summary()),
+            part: Box::new(part),
+        });
+        if !self.shared.resume.wait() || !self.shared.resuming.load(Ordering::SeqCst) {
+            return false;
+        }
+        self.end_time = self.settings.end_time;
+        self.gvt = self.shared.gvt.current();
+        true
+    }
+
     /// Reads the pause asked for while the run runs ([`Shared::lower_end`]), at each new
     /// GVT and before anything commits below it: from then on this worker runs no event at
     /// or after it and commits none (a GVT published after the request is read only after
@@ -46,10 +126,14 @@ impl<M: LogicalProcess> Worker<'_, M> {
     }
 
     /// Whether the run ends at a pause (for a checkpoint) rather than at its end: a pause
-    /// time set before the run, or one asked for while it ran — unless everything ran
-    /// first (the run drained: GVT is "no event anywhere"), which every worker sees alike.
+    /// time set before the run, or one asked for while it ran — even when the run drained
+    /// meanwhile. Workers may not agree on that: one may leave its loop at a GVT past the
+    /// pause while the round it had reported in completes with "no event anywhere" for the
+    /// others, so a rule that looked at GVT would pause some workers (rolling back what
+    /// they ran past the pause) and finish others. The end each worker knows is the same
+    /// (see `refresh_end`), so this rule is.
     fn pausing(&self) -> bool {
-        self.settings.pause || (self.end_time < self.settings.end_time && self.gvt != key_max())
+        self.settings.pause || self.end_time < self.settings.end_time
     }
 
     /// Before the last commit of a run paused while it ran: rolls back every event this

@@ -43,7 +43,7 @@ mod rollback;
 mod schedule;
 mod store;
 
-pub(crate) use end::FinalLp;
+pub(crate) use end::{FinalLp, SnapshotPart};
 
 use std::collections::{BTreeSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -64,6 +64,15 @@ use crate::watch::quiet_panics_on_this_thread;
 use log::{Logs, Seq};
 pub(crate) use lp::{LpState, Transfer};
 pub(crate) use store::Store;
+
+/// How the end-of-run steps came out.
+enum Finish {
+    /// The run is over: whether it finished and `finish` ran on every LP (the final states
+    /// are then taken).
+    Done(bool),
+    /// A checkpoint was taken in place; the run goes on.
+    Resume,
+}
 
 /// A worker's LPs as the set-up hands them over, and their events at the start.
 pub(crate) struct Owned<M: LogicalProcess> {
@@ -283,8 +292,16 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     /// Returns the final states of its LPs when the run finished (and `finish` ran on them).
     pub(crate) fn run(mut self) -> Vec<FinalLp<M>> {
         quiet_panics_on_this_thread();
-        let ran = catch_unwind(AssertUnwindSafe(|| self.main_loop()));
-        let ended = ran.and_then(|()| catch_unwind(AssertUnwindSafe(|| self.finish())));
+        let ended = catch_unwind(AssertUnwindSafe(|| {
+            loop {
+                self.main_loop();
+                match self.finish() {
+                    // A checkpoint was taken in place and the run goes on.
+                    Finish::Resume => {}
+                    Finish::Done(finished) => break finished,
+                }
+            }
+        }));
         match ended {
             Ok(true) => self.take_states(),
             Ok(false) => Vec::new(),
@@ -388,8 +405,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     /// The last steps: commit what is final, let every message land, count what is left.
     /// After an abort the barriers are broken and pass at once: the count of what is left
     /// may then miss messages in flight, but no thread waits for one that failed.
-    /// Returns whether the run finished and `finish` ran on every LP.
-    fn finish(&mut self) -> bool {
+    /// Returns whether the run finished and `finish` ran on every LP, or, at a checkpoint
+    /// taken in place (`Settings::snapshots`), that the run goes on.
+    fn finish(&mut self) -> Finish {
         if self.settings.balance {
             // A migration may be published with the GVT this worker stopped at, or with a
             // round it reported in before it stopped: every worker must take part, so wait
@@ -429,9 +447,17 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         self.shared.landed.wait();
         self.absorb_inbox();
         self.drain_local();
+        if self.snapshot_due() {
+            if self.snapshot() {
+                return Finish::Resume;
+            }
+            // A stop: the coordinator has the copies for its checkpoint.
+            self.send_summary();
+            return Finish::Done(false);
+        }
         let finished = self.finish_lps();
         self.send_summary();
-        finished
+        Finish::Done(finished)
     }
 
     /// Two events for LP `l` have one key (see [`EventKey`], "Uniqueness"): stops the run
@@ -485,20 +511,25 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         }
     }
 
-    /// Hands the coordinator this worker's figures (once, whatever happened).
-    fn send_summary(&mut self) {
-        if self.summary_sent {
-            return;
-        }
-        self.summary_sent = true;
-        let summary = Summary {
+    /// This worker's figures so far.
+    fn summary(&self) -> Summary {
+        Summary {
             lps: self.lps.len(),
             trace: self.trace,
             content: self.content,
             counters: self.counters.clone(),
             pending_at_end: self.sizes.pending,
             last_commit: self.last_commit,
-        };
+        }
+    }
+
+    /// Hands the coordinator this worker's figures (once, whatever happened).
+    fn send_summary(&mut self) {
+        if self.summary_sent {
+            return;
+        }
+        self.summary_sent = true;
+        let summary = self.summary();
         let _ = self.to_coordinator.send(ToCoordinator::Finished {
             worker: self.index,
             summary: Box::new(summary),

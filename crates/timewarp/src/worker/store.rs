@@ -274,6 +274,12 @@ impl<E> Store<E> {
         self.locate(slots, l, key).is_some()
     }
 
+    /// Every pending event (LP index and event), in no particular order, leaving the store
+    /// as it is: a checkpoint's copy taken while the run goes on.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (EventKey, u32, &E)> + '_ {
+        self.queue.iter().map(|(key, ev)| (key, ev.lp, &ev.event))
+    }
+
     /// Removes every event, in key order (one at a time: at the end of a run with millions
     /// of pending events, a list of them all would raise the run's peak memory). The caller
     /// clears every LP's [`Slots`].
