@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use crossbeam_channel::RecvTimeoutError;
-use warpsim_core::kernel_api::{LpMeta, deliver_guarded};
+use warpsim_core::kernel_api::{LpMeta, deliver_guarded, panic_message};
 use warpsim_core::{
     Checkpoint, Committed, Ending, EventKey, Finished, Kernel, LogicalProcess, LpId, OutputSink,
     PendingEvent, Report, RunError, SimError, Start, StopReason, Time, TraceHash,
@@ -450,7 +450,29 @@ impl TimeWarp {
                         if go_on && met {
                             asked = Asked::Nothing;
                             if let Some(hook) = on_checkpoint.as_mut() {
-                                hook(checkpoint, at, sink);
+                                // The caller's code: a panic there stops the run as a
+                                // panicking sink does, rather than leaving the workers to
+                                // run to the end before it surfaces.
+                                let time = at.end_time;
+                                let called =
+                                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                        hook(checkpoint, at, sink)
+                                    }));
+                                if let Err(payload) = called {
+                                    shared.fail_sink(StopInfo {
+                                        key: shared.gvt.current(),
+                                        lp: LpId::new(0),
+                                        error: SimError::SinkPanic {
+                                            lp: LpId::new(0),
+                                            time: Time::new(time).unwrap_or(Time::ZERO),
+                                            message: format!(
+                                                "in the checkpoint callback: {}",
+                                                panic_message(payload.as_ref())
+                                            ),
+                                        },
+                                        outputs: None,
+                                    });
+                                }
                             }
                         } else {
                             stopped_at = Some(checkpoint);

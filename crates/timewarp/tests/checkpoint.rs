@@ -473,3 +473,27 @@ fn checkpoints_taken_in_place_continue_every_model_to_the_uninterrupted_end() {
         );
     }
 }
+
+#[test]
+fn a_panicking_checkpoint_callback_stops_the_run_with_one_error() {
+    let params = PholdParams {
+        lps: 32,
+        end: 200.0,
+        ..PholdParams::default()
+    };
+    let handle = warpsim_core::StopHandle::new();
+    handle.pause();
+    let config = RunConfig::new(1).end_time(params.end).stop_handle(handle);
+    let kernel = TimeWarp::new(config).threads(2);
+    let (ending, _) = kernel.run_from_checkpointing(
+        Start::Init(params.build().unwrap()),
+        &mut warpsim_core::Discard,
+        |_, _, _| panic!("no room for it"),
+    );
+    let error = ending.expect_err("the callback panicked").error;
+    assert!(
+        matches!(&error, warpsim_core::SimError::SinkPanic { message, .. }
+            if message.contains("checkpoint callback") && message.contains("no room for it")),
+        "{error}"
+    );
+}
