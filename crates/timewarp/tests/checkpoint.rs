@@ -292,7 +292,8 @@ fn sharks_world_moves_between_kernels_in_both_cancel_styles() {
     }
 }
 
-/// A Time Warp run that takes checkpoints in place (`run_from_checkpointing`): each one is
+/// A Time Warp run from `start` (with `outputs` delivered before it) that takes checkpoints
+/// in place (`run_from_checkpointing`): each one is
 /// asked for as soon as the one before it is in (`every` checkpoints in all), so they fall
 /// at whatever GVTs the run reaches; with `stop`, the last request is a stop instead. Returns
 /// the run's ending, its outputs, and each checkpoint (through the file format) with the
@@ -301,7 +302,8 @@ fn sharks_world_moves_between_kernels_in_both_cancel_styles() {
 fn in_place<M>(
     kernel: &TimeWarp,
     handle: &warpsim_core::StopHandle,
-    make: &impl Fn() -> Vec<M>,
+    start: Start<M>,
+    mut outputs: Vec<Committed<M::Output>>,
     every: usize,
     stop: bool,
 ) -> (
@@ -312,11 +314,10 @@ fn in_place<M>(
 where
     M: LogicalProcess + Serialize + DeserializeOwned,
 {
-    let mut outputs = Vec::new();
     let mut taken = Vec::new();
     handle.pause();
     let (ending, _) = kernel.run_from_checkpointing(
-        Start::Init(make()),
+        start,
         &mut outputs,
         |checkpoint, report, sink: &mut Vec<Committed<M::Output>>| {
             assert_eq!(report.events_committed, checkpoint.events_committed());
@@ -381,13 +382,22 @@ where
     for (threads, cancellation, balance) in kernels {
         for stop in [false, true] {
             let what = format!("{name} on {threads} threads, {cancellation:?}, stop {stop}");
+            let kernel = |handle: &warpsim_core::StopHandle| {
+                TimeWarp::new(config.clone().stop_handle(handle.clone()))
+                    .threads(threads)
+                    .cancellation(cancellation)
+                    .load_balancing(balance)
+                    .gvt_interval(16)
+            };
             let handle = warpsim_core::StopHandle::new();
-            let kernel = TimeWarp::new(config.clone().stop_handle(handle.clone()))
-                .threads(threads)
-                .cancellation(cancellation)
-                .load_balancing(balance)
-                .gvt_interval(16);
-            let (ending, delivered, taken) = in_place(&kernel, &handle, &make, 6, stop);
+            let (ending, delivered, taken) = in_place(
+                &kernel(&handle),
+                &handle,
+                Start::Init(make()),
+                Vec::new(),
+                6,
+                stop,
+            );
             match ending {
                 Ending::Finished(finished) => {
                     same_end(&what, &finished.report, &delivered);
@@ -413,6 +423,27 @@ where
                 }
             }
             for (index, (checkpoint, before)) in taken.into_iter().enumerate() {
+                if index == 1 {
+                    // Resumed on Time Warp, taking checkpoints in place again: the counts
+                    // and hashes carried from the first stretch join the second's.
+                    let what = format!("{what}, resumed from checkpoint 1 in place");
+                    let handle = warpsim_core::StopHandle::new();
+                    let (ending, delivered, again) = in_place(
+                        &kernel(&handle),
+                        &handle,
+                        Start::Resume(checkpoint.clone()),
+                        outputs[..before].to_vec(),
+                        3,
+                        false,
+                    );
+                    let Ending::Finished(done) = ending else {
+                        panic!("{what}: paused")
+                    };
+                    same_end(&what, &done.report, &delivered);
+                    for (later, (checkpoint, before)) in again.into_iter().enumerate() {
+                        resume(&format!("{what}, then {later}"), checkpoint, before);
+                    }
+                }
                 resume(
                     &format!("{what}, from checkpoint {index}"),
                     checkpoint,
