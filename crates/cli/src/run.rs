@@ -183,8 +183,8 @@ where
                     timewarp: Some(stats),
                 });
             }
-            // Periodic checkpoints are taken within a stretch; a stretch ends only at
-            // `--checkpoint-at` (then the statistics are the last stretch's).
+            // Checkpoints (`--checkpoint-every`, `--checkpoint-at`) are taken within the
+            // run: only a stop ends it early.
             let mut stats = None;
             let mut first = true;
             let result = run_in_stretches(
@@ -196,7 +196,7 @@ where
                 |config, start, sink, periodic| {
                     let kernel = showing(timewarp_kernel(common, config, n_lps, first));
                     first = false;
-                    // Periodic checkpoints are taken while the workers go on (no restart).
+                    // Checkpoints are taken while the workers go on (no restart).
                     let (ending, run_stats) = kernel.run_from_checkpointing(start, sink, periodic);
                     stats = Some(run_stats);
                     ending

@@ -59,8 +59,9 @@ fn committed(output: &Output) -> Value {
     value
 }
 
-/// PHOLD on Time Warp with two threads: a few seconds of work (in release; the debug build
-/// runs a tenth of it in about as long).
+/// PHOLD on Time Warp with two threads: about two seconds of work at `long_end` (in release,
+/// on a quiet machine; the debug build runs a tenth of it in about as long) — longer than
+/// the half second after which the tests signal it, however fast the kernel gets.
 fn phold_on_time_warp(end: &'static str) -> Vec<&'static str> {
     vec![
         "run",
@@ -79,10 +80,11 @@ fn phold_on_time_warp(end: &'static str) -> Vec<&'static str> {
 }
 
 fn long_end() -> &'static str {
+    // 40,000 took 0.45 s in release by 2026-11-28: the signal at 0.5 s came after the end.
     if cfg!(debug_assertions) {
-        "4000"
+        "20000"
     } else {
-        "40000"
+        "200000"
     }
 }
 
@@ -133,10 +135,12 @@ fn a_signal_stops_a_time_warp_run_at_gvt_with_a_checkpoint_that_resumes_it() {
 #[test]
 fn periodic_checkpoints_on_time_warp_change_nothing_and_the_last_one_resumes() {
     let dir = scratch("timewarp-every");
+    // About 1.4 s in release on a quiet machine (30,000 took 0.35 s by 2026-11-28, too short
+    // for two checkpoints 150 ms apart to be sure).
     let end = if cfg!(debug_assertions) {
-        "3000"
+        "12000"
     } else {
-        "30000"
+        "120000"
     };
     let args = phold_on_time_warp(end);
     let reference = committed(&warpsim(&args));

@@ -193,8 +193,9 @@ impl TimeWarp {
     /// it and none after), and the run goes on in the same threads — no restart, so a
     /// periodic checkpoint costs the pause and the copy. A stop
     /// ([`StopHandle::stop`](warpsim_core::StopHandle::stop)) ends the run with its
-    /// checkpoint as [`TimeWarp::run_from`] does, and so does a pause time set before the
-    /// run ([`RunConfig::pause_at`](warpsim_core::RunConfig::pause_at)).
+    /// checkpoint as [`TimeWarp::run_from`] does. A pause time set before the run
+    /// ([`RunConfig::pause_at`](warpsim_core::RunConfig::pause_at)) is a checkpoint taken in
+    /// place too: every event before it committed, none at or after it, and the run goes on.
     ///
     /// ```
     /// use warpsim_core::{Discard, Ending, Kernel, RunConfig, Sequential, Start, StopHandle};
@@ -264,7 +265,16 @@ impl TimeWarp {
         };
         let n_lps = u32::try_from(n_lps_given).unwrap_or(u32::MAX);
         let threads = self.effective_threads(n_lps_given);
-        let (run_end, pausing) = self.run_end();
+        let (mut run_end, mut pausing) = self.run_end();
+        // With checkpoints taken in place, a pause time is one of them: the run goes on
+        // past it to its end.
+        let checkpoint_at = if on_checkpoint.is_some() && pausing {
+            let at = run_end;
+            (run_end, pausing) = (config.end_time, false);
+            Some(at)
+        } else {
+            None
+        };
         let stats = TimeWarpStats {
             threads,
             ranks: 1,
@@ -357,6 +367,12 @@ impl TimeWarp {
         } = self.prepare(init, n_lps, placement);
         settings.observe = observe;
         settings.snapshots = on_checkpoint.is_some();
+        settings.end_time = run_end;
+        settings.pause = pausing;
+        if let Some(at) = checkpoint_at {
+            // Before any worker starts: each reads it at its first GVT, as a request.
+            shared.ask_pause_at(at);
+        }
         if let Some(before) = &before {
             // `finish`'s clock when this stretch commits nothing: the checkpoint's last commit.
             shared.last_commit.fetch_max(
@@ -432,6 +448,11 @@ impl TimeWarp {
                         let go_on = asked != Asked::Stop && !shared.is_aborted();
                         if go_on {
                             shared.go_on_after_snapshot(bound);
+                            if let Some(at) = checkpoint_at.filter(|at| *at > bound.time.as_f64()) {
+                                // A checkpoint asked for earlier came first: the one at the
+                                // time set before the run is still to come.
+                                shared.ask_pause_at(at);
+                            }
                         } else {
                             // (It may say `true` from an earlier checkpoint.)
                             shared

@@ -195,6 +195,15 @@ impl<O> Shared<O> {
         })
     }
 
+    /// Asks for a pause at `time` while no worker reads the end (before they start, or
+    /// while they wait after a checkpoint taken in place): a checkpoint at a time set before
+    /// the run. Every worker reads it at its next GVT, as a request made while the run runs
+    /// ([`Shared::lower_end`]); events it ran at or after it before then are rolled back at
+    /// the pause.
+    pub(crate) fn ask_pause_at(&self, time: f64) {
+        self.end.store(time.to_bits(), Ordering::SeqCst);
+    }
+
     /// The pause time asked for while the run ran (infinity when none was).
     pub(crate) fn end_time(&self) -> f64 {
         f64::from_bits(self.end.load(Ordering::SeqCst))

@@ -15,7 +15,7 @@ use warpsim_core::{
     Sequential, Start,
 };
 use warpsim_models::pets::{PetsParams, Style};
-use warpsim_models::phold::PholdParams;
+use warpsim_models::phold::{Phold, PholdParams};
 use warpsim_models::sharks::{CancelStyle, RandomPopulation, SharksParams};
 use warpsim_timewarp::{Cancellation, TimeWarp};
 
@@ -527,4 +527,72 @@ fn a_panicking_checkpoint_callback_stops_the_run_with_one_error() {
             if message.contains("checkpoint callback") && message.contains("no room for it")),
         "{error}"
     );
+}
+
+#[test]
+fn a_pause_time_is_a_checkpoint_taken_in_place_even_after_earlier_ones() {
+    let params = PholdParams {
+        lps: 48,
+        end: 40.0,
+        remote: 0.5,
+        ..PholdParams::default()
+    };
+    let config = RunConfig::new(3).end_time(params.end).content_hash(true);
+    let whole = Sequential::new(config.clone())
+        .run(params.build().unwrap(), &mut warpsim_core::Discard)
+        .unwrap();
+    let Ending::Paused(at_time, _) = Sequential::new(config.clone().pause_at(21.5))
+        .run_from(
+            Start::Init(params.build().unwrap()),
+            &mut warpsim_core::Discard,
+        )
+        .unwrap()
+    else {
+        panic!("the sequential run did not pause")
+    };
+    for (threads, cancellation) in [(1, Cancellation::Lazy), (2, Cancellation::Aggressive)] {
+        let what = format!("{threads} threads, {cancellation:?}");
+        let handle = warpsim_core::StopHandle::new();
+        // Two checkpoints asked for at once, before the one at 21.5 set before the run.
+        handle.pause();
+        let kernel = TimeWarp::new(config.clone().pause_at(21.5).stop_handle(handle.clone()))
+            .threads(threads)
+            .cancellation(cancellation);
+        let mut taken: Vec<Box<Checkpoint<Phold>>> = Vec::new();
+        let (ending, _) = kernel.run_from_checkpointing(
+            Start::Init(params.build().unwrap()),
+            &mut warpsim_core::Discard,
+            |checkpoint, _, _| {
+                if taken.is_empty() {
+                    handle.pause();
+                }
+                taken.push(checkpoint);
+            },
+        );
+        let Ok(Ending::Finished(done)) = ending else {
+            panic!("{what}: the run did not finish")
+        };
+        assert_eq!(done.report.trace_hash, whole.trace_hash, "{what}");
+        assert_eq!(
+            done.report.events_committed, whole.events_committed,
+            "{what}"
+        );
+        let matching: Vec<_> = taken
+            .iter()
+            .filter(|checkpoint| checkpoint.events_committed() == at_time.events_committed())
+            .collect();
+        assert!(
+            taken.len() >= 2 && !matching.is_empty(),
+            "{what}: no checkpoint at 21.5 among {} taken",
+            taken.len()
+        );
+        for checkpoint in matching {
+            assert_eq!(checkpoint.trace_hash(), at_time.trace_hash(), "{what}");
+            assert_eq!(
+                format!("{:?}", checkpoint.pending()),
+                format!("{:?}", at_time.pending()),
+                "{what}"
+            );
+        }
+    }
 }
