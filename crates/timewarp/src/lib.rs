@@ -138,6 +138,7 @@ mod pending;
 mod progress;
 mod setup;
 mod shared;
+mod snapshot;
 mod stats;
 mod sync;
 mod watch;

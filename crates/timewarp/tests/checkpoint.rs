@@ -264,25 +264,33 @@ fn pets_moves_between_kernels_and_ends_as_the_uninterrupted_run() {
     });
 }
 
+/// A small Sharks World (16 sectors, 96 creatures) with `cancel`, and its creatures.
+fn small_sharks_world(
+    cancel: CancelStyle,
+) -> (SharksParams, Vec<warpsim_models::sharks::Creature>) {
+    let params = SharksParams {
+        width: 4096.0,
+        height: 4096.0,
+        sectors_x: 4,
+        sectors_y: 4,
+        end: 60.0,
+        cancel,
+        ..SharksParams::default()
+    };
+    let population = RandomPopulation {
+        creatures: 96,
+        radius_min: 40.0,
+        radius_max: 120.0,
+        ..RandomPopulation::default()
+    };
+    let creatures = population.generate(&params, 2).unwrap();
+    (params, creatures)
+}
+
 #[test]
 fn sharks_world_moves_between_kernels_in_both_cancel_styles() {
     for cancel in [CancelStyle::App, CancelStyle::Kernel] {
-        let params = SharksParams {
-            width: 4096.0,
-            height: 4096.0,
-            sectors_x: 4,
-            sectors_y: 4,
-            end: 60.0,
-            cancel,
-            ..SharksParams::default()
-        };
-        let population = RandomPopulation {
-            creatures: 96,
-            radius_min: 40.0,
-            radius_max: 120.0,
-            ..RandomPopulation::default()
-        };
-        let creatures = population.generate(&params, 2).unwrap();
+        let (params, creatures) = small_sharks_world(cancel);
         check(
             &format!("sharks {cancel:?}"),
             RunConfig::new(2).end_time(params.kernel_end_time()),
@@ -481,22 +489,7 @@ fn checkpoints_taken_in_place_continue_every_model_to_the_uninterrupted_end() {
     };
     check_in_place("pets", RunConfig::new(5), || pets.build().unwrap());
     for cancel in [CancelStyle::App, CancelStyle::Kernel] {
-        let params = SharksParams {
-            width: 4096.0,
-            height: 4096.0,
-            sectors_x: 4,
-            sectors_y: 4,
-            end: 60.0,
-            cancel,
-            ..SharksParams::default()
-        };
-        let population = RandomPopulation {
-            creatures: 96,
-            radius_min: 40.0,
-            radius_max: 120.0,
-            ..RandomPopulation::default()
-        };
-        let creatures = population.generate(&params, 2).unwrap();
+        let (params, creatures) = small_sharks_world(cancel);
         check_in_place(
             &format!("sharks {cancel:?}"),
             RunConfig::new(2).end_time(params.kernel_end_time()),
