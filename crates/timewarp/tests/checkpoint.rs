@@ -115,6 +115,16 @@ const CHAINS: &[[On; 3]] = &[
     ],
 ];
 
+/// What a continued run must report as the uninterrupted `whole` did: the trace and content
+/// hashes, the count, the end time and why it ended.
+fn assert_same_report(what: &str, report: &Report, whole: &Report) {
+    assert_eq!(report.trace_hash, whole.trace_hash, "{what}");
+    assert_eq!(report.content_hash, whole.content_hash, "{what}");
+    assert_eq!(report.events_committed, whole.events_committed, "{what}");
+    assert_eq!(report.end_time, whole.end_time, "{what}");
+    assert_eq!(report.stop_reason, whole.stop_reason, "{what}");
+}
+
 /// Checks every chain against the uninterrupted sequential run.
 fn check<M, F>(name: &str, config: RunConfig, pauses: [f64; 2], make: F)
 where
@@ -131,14 +141,7 @@ where
     for chain in CHAINS {
         let (report, resumed_outputs, states) = chained(&config, &make, &pauses, chain);
         let what = format!("{name} via {chain:?}");
-        assert_eq!(report.trace_hash, whole.report.trace_hash, "{what}");
-        assert_eq!(report.content_hash, whole.report.content_hash, "{what}");
-        assert_eq!(
-            report.events_committed, whole.report.events_committed,
-            "{what}"
-        );
-        assert_eq!(report.end_time, whole.report.end_time, "{what}");
-        assert_eq!(report.stop_reason, whole.report.stop_reason, "{what}");
+        assert_same_report(&what, &report, &whole.report);
         assert_eq!(resumed_outputs, outputs, "{what}");
         // The final states, compared by their `Debug` forms (the models need no
         // `PartialEq`; an `EventHandle` shows its event, not the kernel's locator for it).
@@ -362,14 +365,7 @@ where
         .unwrap();
     assert!(whole.report.events_committed > 100, "{name}: too small");
     let same_end = |what: &str, report: &Report, delivered: &[Committed<M::Output>]| {
-        assert_eq!(report.trace_hash, whole.report.trace_hash, "{what}");
-        assert_eq!(report.content_hash, whole.report.content_hash, "{what}");
-        assert_eq!(
-            report.events_committed, whole.report.events_committed,
-            "{what}"
-        );
-        assert_eq!(report.end_time, whole.report.end_time, "{what}");
-        assert_eq!(report.stop_reason, whole.report.stop_reason, "{what}");
+        assert_same_report(what, report, &whole.report);
         assert!(delivered == outputs.as_slice(), "{what}: outputs differ");
     };
     let resume = |what: &str, checkpoint: Box<Checkpoint<M>>, before: usize| {
