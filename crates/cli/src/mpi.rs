@@ -143,8 +143,9 @@ where
     };
     let whole = |report: Report| crate::run::whole_run(report, started, first_event);
     let mut first = true;
-    // Rank 0 writes each checkpoint on a thread of its own from a copy while the ranks go
-    // on (as on threads; BENCHMARKS.md, "Checkpoints of PHOLD with a million LPs").
+    // Rank 0 writes each checkpoint on a thread of its own while the ranks go on: those
+    // taken in place as it is handed them, the last one (at a stop) from a copy (as on
+    // threads; BENCHMARKS.md, "Checkpoints of PHOLD with a million LPs").
     let mut writer = checkpointing::Writer::default();
     loop {
         let mut stretch = config.clone();
@@ -156,7 +157,46 @@ where
             kernel = kernel.on_progress(progress.timewarp_hook());
         }
         first = false;
-        let (ending, stats) = imp::run_from(&kernel, start, &mut sink, timeout);
+        // Rank 0: a checkpoint taken in place while the ranks go on, written like the
+        // others. A write that cannot start (the previous one failed) stops the run on
+        // every rank, and is its error.
+        let mut failed: Option<anyhow::Error> = None;
+        let mut periodic = |checkpoint: Box<warpsim_core::Checkpoint<M>>,
+                            report: Report,
+                            sink: &mut Recorder<'_, S>| {
+            let Some(path) = file else { return };
+            if failed.is_some() {
+                return;
+            }
+            let written = writer.write(
+                path,
+                *checkpoint,
+                sink.log(),
+                report.events_committed,
+                report.end_time,
+            );
+            match written {
+                Ok(()) => {
+                    progress.checkpointed(report.end_time);
+                    ticker.restart(&checkpointing::stop_handle());
+                }
+                Err(error) => {
+                    failed = Some(error);
+                    checkpointing::stop_handle().stop();
+                }
+            }
+        };
+        let (ending, stats) = imp::run_from(&kernel, start, &mut sink, timeout, &mut periodic);
+        if file.is_some() && ending.is_ok() {
+            // Every rank ends alike (the ranks reach the same verdict, so all get here).
+            let everywhere = imp::agree(failed.is_none(), timeout)?;
+            if let Some(error) = failed {
+                return Err(error);
+            }
+            if !everywhere {
+                anyhow::bail!("rank 0 could not write a checkpoint");
+            }
+        }
         let done = |result| {
             progress.finish();
             Ok(KernelRun {
@@ -263,7 +303,7 @@ mod imp {
     use std::cell::RefCell;
     use std::time::Duration;
 
-    use warpsim_core::{LogicalProcess, OutputSink, Report, RunError};
+    use warpsim_core::{Checkpoint, LogicalProcess, OutputSink, Report, RunError};
     use warpsim_mpi::Mpi;
     use warpsim_timewarp::cluster::{RankEnding, RankStart};
     use warpsim_timewarp::{TimeWarp, TimeWarpStats};
@@ -312,17 +352,19 @@ mod imp {
     }
 
     /// One stretch of the main run from `start` (MPI already started by `super::start`).
-    pub(super) fn run_from<M, S>(
+    pub(super) fn run_from<M, S, F>(
         kernel: &TimeWarp,
         start: RankStart<M>,
         sink: &mut S,
         timeout: Duration,
+        on_checkpoint: F,
     ) -> (Result<RankEnding<M>, RunError>, TimeWarpStats)
     where
         M: LogicalProcess + serde::Serialize + serde::de::DeserializeOwned,
         M::Event: serde::Serialize + serde::de::DeserializeOwned,
         M::Output: serde::Serialize + serde::de::DeserializeOwned,
         S: OutputSink<M::Output>,
+        F: FnMut(Box<Checkpoint<M>>, Report, &mut S),
     {
         MPI.with(|cell| {
             let slot = cell.borrow();
@@ -330,7 +372,13 @@ mod imp {
                 return super::refuse_ending(kernel, start.lps(), "MPI is not started".into());
             };
             let mut transport = mpi.transport(timeout);
-            kernel.run_cluster_from(start, sink, &mut transport, super::fingerprint())
+            kernel.run_cluster_from_checkpointing(
+                start,
+                sink,
+                &mut transport,
+                super::fingerprint(),
+                on_checkpoint,
+            )
         })
     }
 
@@ -395,7 +443,7 @@ mod imp {
 mod imp {
     use std::time::Duration;
 
-    use warpsim_core::{LogicalProcess, OutputSink, Report, RunError};
+    use warpsim_core::{Checkpoint, LogicalProcess, OutputSink, Report, RunError};
     use warpsim_timewarp::cluster::{RankEnding, RankStart};
     use warpsim_timewarp::{TimeWarp, TimeWarpStats};
 
@@ -416,14 +464,16 @@ mod imp {
         )
     }
 
-    pub(super) fn run_from<M, S>(
+    pub(super) fn run_from<M, S, F>(
         kernel: &TimeWarp,
         start: RankStart<M>,
         _sink: &mut S,
         _timeout: Duration,
+        _on_checkpoint: F,
     ) -> (Result<RankEnding<M>, RunError>, TimeWarpStats)
     where
         M: LogicalProcess,
+        F: FnMut(Box<Checkpoint<M>>, Report, &mut S),
     {
         super::refuse_ending(kernel, start.lps(), NO_MPI.into())
     }

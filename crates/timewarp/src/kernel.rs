@@ -4,10 +4,10 @@
 use std::time::Instant;
 
 use crossbeam_channel::RecvTimeoutError;
-use warpsim_core::kernel_api::{deliver_guarded, panic_message};
+use warpsim_core::kernel_api::deliver_guarded;
 use warpsim_core::{
     Checkpoint, Committed, Ending, EventKey, Finished, Kernel, LogicalProcess, LpId, OutputSink,
-    Report, RunError, SimError, Start, StopReason, Time, TraceHash,
+    Report, RunError, SimError, Start, StopReason, TraceHash,
 };
 
 use crate::config::TimeWarp;
@@ -16,10 +16,11 @@ use crate::observe::{Observe, Observing, Plain};
 use crate::progress::Progress;
 use crate::setup::{Crew, InitOutputs, Initialised, Placement, Prepared, initialise};
 use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
-use crate::snapshot::{pause_key, snapshot};
+use crate::snapshot::{hand_over, pause_key, snapshot, typed_part};
 use crate::stats::{ThreadStats, TimeWarpStats};
 use crate::watch::{WATCH_EVERY, Watchdog};
 use crate::worker::FinalLp;
+use crate::worker::SnapshotPart;
 
 impl Kernel for TimeWarp {
     fn name(&self) -> &'static str {
@@ -389,7 +390,7 @@ impl TimeWarp {
         let mut asked = Asked::Nothing;
         // The workers' copies at a checkpoint taken in place, as they come in; and the
         // checkpoint the run ended with when a stop came there.
-        let mut parts: Vec<(Summary, Box<dyn std::any::Any + Send>)> = Vec::new();
+        let mut parts: Vec<(Summary, SnapshotPart<M>)> = Vec::new();
         let mut stopped_at: Option<Box<Checkpoint<M>>> = None;
         std::thread::scope(|scope| {
             let crew = Crew {
@@ -439,7 +440,7 @@ impl TimeWarp {
                     }
                     Ok(ToCoordinator::Observed(batch)) => sink.observed(batch),
                     Ok(ToCoordinator::Snapshot { summary, part }) => {
-                        parts.push((*summary, part));
+                        parts.push((*summary, typed_part(part)));
                         if parts.len() < running {
                             continue;
                         }
@@ -472,29 +473,7 @@ impl TimeWarp {
                         if go_on && met {
                             asked = Asked::Nothing;
                             if let Some(hook) = on_checkpoint.as_mut() {
-                                // The caller's code: a panic there stops the run as a
-                                // panicking sink does, rather than leaving the workers to
-                                // run to the end before it surfaces.
-                                let time = at.end_time;
-                                let called =
-                                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                        hook(checkpoint, at, sink)
-                                    }));
-                                if let Err(payload) = called {
-                                    shared.fail_sink(StopInfo {
-                                        key: shared.gvt.current(),
-                                        lp: LpId::new(0),
-                                        error: SimError::SinkPanic {
-                                            lp: LpId::new(0),
-                                            time: Time::new(time).unwrap_or(Time::ZERO),
-                                            message: format!(
-                                                "in the checkpoint callback: {}",
-                                                panic_message(payload.as_ref())
-                                            ),
-                                        },
-                                        outputs: None,
-                                    });
-                                }
+                                hand_over(&mut **hook, checkpoint, at, sink, &shared);
                             }
                         } else {
                             stopped_at = Some(checkpoint);

@@ -113,7 +113,8 @@
 //! [`Checkpoint`](warpsim_core::Checkpoint) of the committed state
 //! ([`TimeWarp::run_from`]), which continues on any kernel to the uninterrupted run's result;
 //! [`TimeWarp::run_from_checkpointing`] takes such checkpoints while the run goes on (periodic
-//! checkpoints: the workers wait only while they copy their LPs);
+//! checkpoints: the workers wait only while they copy their LPs), and
+//! [`TimeWarp::run_cluster_from_checkpointing`] on ranks;
 //! [`TimeWarp::on_progress`] shows a progress bar the GVT and the counts as the run goes.
 //!
 //! **Limits.** `RunConfig::max_events` and critical-path analysis are refused with

@@ -106,6 +106,10 @@ pub(crate) struct Shared<O> {
     /// Read by the workers after they pass `resume`: the run goes on (otherwise it ends
     /// here, a stop having been asked for, and the copies are its checkpoint).
     pub(crate) resuming: AtomicBool,
+    /// Over MPI, set by the gateway before the end-of-run barriers when the ranks decided
+    /// on a stop: the workers hand back their LPs (which rank 0 gathers into the run's last
+    /// checkpoint, `cluster/pause.rs`) instead of taking a checkpoint in place.
+    pub(crate) no_snapshot: AtomicBool,
 }
 
 impl<O> std::fmt::Debug for Shared<O> {
@@ -146,6 +150,7 @@ impl<O> Shared<O> {
             paused: AtomicBool::new(false),
             resume: Rendezvous::new(workers + 1),
             resuming: AtomicBool::new(false),
+            no_snapshot: AtomicBool::new(false),
         }
     }
 

@@ -12,8 +12,10 @@ use warpsim_core::{
 
 use crate::kernel::continued;
 use crate::message::key_max;
-use crate::shared::Summary;
+use crate::shared::{Shared, StopInfo, Summary};
 use crate::worker::SnapshotPart;
+use warpsim_core::SimError;
+use warpsim_core::kernel_api::panic_message;
 
 /// The smallest key at the pause time `time`: everything below it has committed at a pause
 /// there, nothing at or after it has run.
@@ -24,13 +26,23 @@ pub(crate) fn pause_key(time: f64) -> EventKey {
     )
 }
 
+/// A worker's copy as the coordinator receives it (`ToCoordinator::Snapshot` does not name
+/// the model's type).
+pub(crate) fn typed_part<M: LogicalProcess>(
+    part: Box<dyn std::any::Any + Send>,
+) -> SnapshotPart<M> {
+    *part
+        .downcast::<SnapshotPart<M>>()
+        .unwrap_or_else(|_| unreachable!("a worker's copy is of the run's model"))
+}
+
 /// The checkpoint of a pause taken in place from the workers' copies (`SnapshotPart`s, with
 /// each worker's figures so far), and the report of the run up to it: the totals of
 /// `template` (a fresh report of this run) and, for a resumed run, of `before`.
 pub(crate) fn snapshot<M: LogicalProcess>(
     kernel: &'static str,
     template: &Report,
-    parts: Vec<(Summary, Box<dyn std::any::Any + Send>)>,
+    parts: Copies<M>,
     before: Option<&Report>,
     started: Instant,
 ) -> (Box<Checkpoint<M>>, Report) {
@@ -46,11 +58,8 @@ pub(crate) fn snapshot<M: LogicalProcess>(
         report.events_processed += summary.counters.processed;
         report.peak_pending += summary.counters.peak_pending;
         last_commit = last_commit.max(summary.last_commit);
-        let part = part
-            .downcast::<SnapshotPart<M>>()
-            .unwrap_or_else(|_| unreachable!("a worker's copy is of the run's model"));
         report.pending_at_end += part.pending.len();
-        copies.push(*part);
+        copies.push(part);
     }
     report.end_time = last_commit;
     report.stop_reason = StopReason::Paused;
@@ -122,4 +131,42 @@ fn merge_sorted<E>(mut lists: Vec<Vec<PendingEvent<E>>>) -> Vec<PendingEvent<E>>
         lists = merged;
     }
     lists.pop().unwrap_or_default()
+}
+
+/// The caller's callback for checkpoints taken in place: the checkpoint, the report up to
+/// it, and the run's sink.
+pub(crate) type CheckpointHook<'h, M, S> = dyn FnMut(Box<Checkpoint<M>>, Report, &mut S) + 'h;
+
+/// A worker's copy with its figures so far, as a coordinator joins them.
+pub(crate) type Copies<M> = Vec<(Summary, SnapshotPart<M>)>;
+
+/// Hands a checkpoint taken in place to the caller's callback. A panic there stops the run
+/// as a panicking sink does, rather than leaving the workers to run to the end before it
+/// surfaces.
+pub(crate) fn hand_over<M: LogicalProcess, S>(
+    hook: &mut CheckpointHook<'_, M, S>,
+    checkpoint: Box<Checkpoint<M>>,
+    report: Report,
+    sink: &mut S,
+    shared: &Shared<M::Output>,
+) {
+    let time = report.end_time;
+    let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        hook(checkpoint, report, sink)
+    }));
+    if let Err(payload) = called {
+        shared.fail_sink(StopInfo {
+            key: shared.gvt.current(),
+            lp: LpId::new(0),
+            error: SimError::SinkPanic {
+                lp: LpId::new(0),
+                time: Time::new(time).unwrap_or(Time::ZERO),
+                message: format!(
+                    "in the checkpoint callback: {}",
+                    panic_message(payload.as_ref())
+                ),
+            },
+            outputs: None,
+        });
+    }
 }

@@ -8,6 +8,7 @@ use crossbeam_channel::Sender;
 use serde::de::DeserializeOwned;
 use warpsim_core::{EventKey, LpId, SimError};
 
+use super::inplace::{MORE, PART_TAG};
 use super::wire::{FinalFigures, Packet, decode};
 use crate::gvt::{GvtPort, GvtShared};
 use crate::message::{Msg, key_max, route_of};
@@ -37,12 +38,23 @@ pub(super) struct Gate<'a, E, O> {
     pub(super) outputs: Vec<(EventKey, LpId, O)>,
     pub(super) finals: Vec<Option<FinalFigures<O>>>,
     pub(super) done: Option<Option<SimError>>,
+    /// Rank 0, at a checkpoint taken in place: the packets of copies received (raw, they
+    /// need the model's type; `inplace.rs`), and per rank whether its last one came.
+    pub(super) parts: Vec<(usize, Vec<u8>)>,
+    pub(super) parts_done: Vec<bool>,
     /// A packet that could not be decoded (a bug, or ranks built from different code).
     pub(super) fault: Option<String>,
 }
 
 impl<E: DeserializeOwned, O: DeserializeOwned> Gate<'_, E, O> {
     pub(super) fn arrived(&mut self, source: usize, bytes: Vec<u8>) {
+        if bytes.first() == Some(&PART_TAG) {
+            if let Some(done) = self.parts_done.get_mut(source) {
+                *done = bytes.get(1) != Some(&MORE);
+            }
+            self.parts.push((source, bytes));
+            return;
+        }
         match decode(source, &bytes) {
             Ok(packet) => self.handle(source, packet),
             Err(fault) => {

@@ -11,15 +11,18 @@ use serde::de::DeserializeOwned;
 use warpsim_core::{EventKey, LogicalProcess, LpId, OutputSink, Report, RunError, SimError};
 
 use super::gate::Gate;
+use super::inplace::{InPlace, failed_part};
 use super::wire::{KEY_WORDS, Packet, WireSummary, cluster_error, encode, key_words, words_key};
 use super::{IDLE_WAIT, MAX_GAP, Reduction, Transport};
 use crate::kernel::{Asked, assemble, deliver_below, deliver_finish};
 use crate::message::{Msg, key_max, route_of};
 use crate::progress::{Progress, ProgressHook};
 use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
+use crate::snapshot::{hand_over, pause_key, snapshot, typed_part};
 use crate::stats::TimeWarpStats;
 use crate::watch::WATCH_EVERY;
 use crate::watch::Watchdog;
+use crate::worker::SnapshotPart;
 
 /// The stages of a GVT round (ground rule 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,29 +90,55 @@ where
         report: Report,
         mut stats: TimeWarpStats,
         started: Instant,
+        mut in_place: Option<InPlace<'_, M, S>>,
     ) -> (Result<Report, RunError>, TimeWarpStats, Asked) {
         let asked = |(result, stats): (Result<Report, RunError>, TimeWarpStats), asked| {
             (result, stats, asked)
         };
-        let ending = self.main_loop(sink);
-        let ending = match ending {
-            Ok(ending) => ending,
-            Err(error) => {
-                // Release the workers and give up: the other ranks see the same failure (a
-                // timeout) or are gone. Only what GVT had passed commits.
-                let gvt = self.shared.gvt.current();
-                self.halt_workers(gvt);
-                let outcome = self.local_verdict(report, stats, started, sink, Some(error));
-                return asked(outcome, self.asked);
+        loop {
+            let ending = self.main_loop(sink);
+            let ending = match ending {
+                Ok(ending) => ending,
+                Err(error) => {
+                    // Release the workers and give up: the other ranks see the same failure
+                    // (a timeout) or are gone. Only what GVT had passed commits.
+                    let gvt = self.shared.gvt.current();
+                    self.halt_workers(gvt);
+                    let outcome = self.local_verdict(report, stats, started, sink, Some(error));
+                    return asked(outcome, self.asked);
+                }
+            };
+            let stop_key = match ending {
+                Ending::Stopped(key) => key,
+                Ending::Finished => key_max(),
+            };
+            // `inplace.rs` ground rule 2: every rank decides alike (the ending, the end and
+            // what was asked come from the rounds' all-reduces).
+            let snapshot = in_place.is_some()
+                && stop_key == key_max()
+                && self.shared.end_time() < self.end_time
+                && self.asked != Asked::Stop;
+            if in_place.is_some() && !snapshot {
+                self.shared.no_snapshot.store(true, Ordering::SeqCst);
             }
-        };
-        let stop_key = match ending {
-            Ending::Stopped(key) => key,
-            Ending::Finished => key_max(),
-        };
-        if let Err(error) = self.wind_down(stop_key, sink) {
-            let outcome = self.local_verdict(report, stats, started, sink, Some(error));
-            return asked(outcome, self.asked);
+            let parts = match self.wind_down(stop_key, sink) {
+                Ok(parts) => parts,
+                Err(error) => {
+                    let outcome = self.local_verdict(report, stats, started, sink, Some(error));
+                    return asked(outcome, self.asked);
+                }
+            };
+            if let (true, Some(in_place)) = (snapshot, in_place.as_mut()) {
+                match self.take_in_place(parts, in_place, &report, started, sink) {
+                    Ok(true) => continue,
+                    Ok(false) => {}
+                    Err(error) => {
+                        let outcome = self.local_verdict(report, stats, started, sink, Some(error));
+                        return asked(outcome, self.asked);
+                    }
+                }
+            }
+            break;
         }
         stats.ranks = self.ranks;
         let decided = self.asked;
@@ -119,6 +148,142 @@ where
             self.await_verdict(report, stats, started, sink)
         };
         asked(outcome, decided)
+    }
+
+    /// A checkpoint taken in place (`inplace.rs`): every worker of this rank has handed in
+    /// its copy (`parts`) and waits. Returns whether the run goes on (rank 0 has handed the
+    /// checkpoint to the caller), or ends here because some worker could not (its failure
+    /// is the run's verdict).
+    fn take_in_place<S: OutputSink<M::Output>>(
+        &mut self,
+        parts: Vec<(Summary, SnapshotPart<M>)>,
+        in_place: &mut InPlace<'_, M, S>,
+        template: &Report,
+        started: Instant,
+        sink: &mut S,
+    ) -> Result<bool, SimError> {
+        let ok = parts.len() == self.running && !self.shared.is_aborted();
+        let everywhere = self.reduce(&[u64::from(ok)], Reduction::Min)?[0] == 1;
+        if !everywhere {
+            self.shared.resuming.store(false, Ordering::SeqCst);
+            self.shared.resume.wait();
+            self.await_summaries()?;
+            return Ok(false);
+        }
+        let bound = pause_key(self.shared.end_time());
+        // Ground rule 3.
+        self.shared.go_on_after_snapshot(bound);
+        if let Some(at) = in_place
+            .checkpoint_at
+            .filter(|at| *at > bound.time.as_f64())
+        {
+            // A checkpoint asked for earlier came first: the one at the time set before the
+            // run is still to come.
+            self.shared.ask_pause_at(at);
+        }
+        self.asked = Asked::Nothing;
+        // Broken when a worker failed meanwhile: the main loop then ends the run on it.
+        self.shared.resume.wait();
+        if self.gate.rank != 0 {
+            // Ground rule 4, while the workers run: the outputs below the pause first (rank
+            // 0 delivers them before the checkpoint), then each packet of copies as soon as
+            // it is made, so that rank 0 reads one while this rank encodes the next.
+            self.queue_outputs();
+            self.send()?;
+            let mut sent = Ok(());
+            let encoded = (in_place.encode)(&parts, &mut |chunk| {
+                if sent.is_ok() {
+                    self.packets.push((0, chunk));
+                    sent = self.send();
+                }
+            });
+            sent?;
+            if let Err(error) = encoded {
+                // Rank 0 learns that no checkpoint comes; both stop the run with the error.
+                self.packets.push((0, failed_part(&error)));
+                self.send()?;
+                self.fail_here(cluster_error(error));
+            }
+            return Ok(true);
+        }
+        let checkpoint = self.receive_parts(parts, in_place);
+        self.gate.parts_done.fill(false);
+        let all = match checkpoint {
+            Ok(all) => all,
+            Err(error) => {
+                // Every rank learns of it at the next GVT round.
+                self.fail_here(error);
+                return Ok(true);
+            }
+        };
+        deliver_below(&mut self.gate.outputs, bound, sink, self.shared);
+        let (checkpoint, report) =
+            snapshot("mpi", template, all, in_place.before.as_ref(), started);
+        hand_over(&mut *in_place.hook, checkpoint, report, sink, self.shared);
+        Ok(true)
+    }
+
+    /// Rank 0, ground rule 4: receives every other rank's copies, reading each packet as
+    /// it comes (the run's packets that arrive meanwhile are handled as in the main loop),
+    /// and returns them after `own`, rank by rank.
+    fn receive_parts<S>(
+        &mut self,
+        own: Vec<(Summary, SnapshotPart<M>)>,
+        in_place: &InPlace<'_, M, S>,
+    ) -> Result<Vec<(Summary, SnapshotPart<M>)>, SimError> {
+        // Per rank: a worker's copy may span packets, and ranks' packets interleave.
+        let mut by_rank: Vec<Vec<(Summary, SnapshotPart<M>)>> =
+            (0..self.ranks).map(|_| Vec::new()).collect();
+        by_rank[0] = own;
+        let timeout = self.transport.timeout();
+        let mut last_packet = Instant::now();
+        loop {
+            for (source, bytes) in std::mem::take(&mut self.gate.parts) {
+                (in_place.decode)(source, &bytes, &mut by_rank[source]).map_err(cluster_error)?;
+            }
+            if self.gate.parts_done.iter().skip(1).all(|&done| done) {
+                return Ok(by_rank.into_iter().flatten().collect());
+            }
+            let gate = &mut self.gate;
+            let received = self
+                .transport
+                .receive(&mut |source, bytes| gate.arrived(source, bytes))
+                .map_err(cluster_error)?;
+            self.check_fault()?;
+            if received > 0 {
+                last_packet = Instant::now();
+            } else if last_packet.elapsed() > timeout {
+                return Err(cluster_error(format!(
+                    "every rank's LP states did not come within {timeout:?} (did a rank die or hang?)"
+                )));
+            } else {
+                std::thread::sleep(IDLE_WAIT);
+            }
+        }
+    }
+
+    /// Stops this rank's run with `error`, as a failure outside a handler: every rank learns
+    /// of it at the next GVT round (ground rule 4 of the module).
+    fn fail_here(&self, error: SimError) {
+        self.shared.abort(StopInfo {
+            key: self.shared.gvt.current(),
+            lp: LpId::new(0),
+            error,
+            outputs: None,
+        });
+    }
+
+    /// Waits until every worker that started has handed in its summary.
+    fn await_summaries(&mut self) -> Result<(), SimError> {
+        let deadline = Instant::now() + self.transport.timeout();
+        while self.summaries.len() < self.running {
+            match self.from_workers.recv_deadline(deadline) {
+                Ok(ToCoordinator::Finished { summary, .. }) => self.summaries.push(*summary),
+                Ok(_) => {}
+                Err(_) => return Err(cluster_error("a worker thread did not finish")),
+            }
+        }
+        Ok(())
     }
 
     /// Ground rule 7: this rank's stop and pause requests, for the round's all-reduce (a
@@ -457,9 +622,8 @@ where
                 }
             }
             ToCoordinator::Finished { summary, .. } => self.summaries.push(*summary),
-            // Observers and checkpoints taken in place are for runs on threads
-            // (`TimeWarp::run_observed`, `TimeWarp::run_from_checkpointing`): ranks never
-            // observe, and pause for a checkpoint.
+            // Ranks never observe; the copies of a checkpoint taken in place come after
+            // the end-of-run barriers (`wind_down`).
             ToCoordinator::Observed(_) | ToCoordinator::Snapshot { .. } => {}
         }
     }
@@ -528,11 +692,12 @@ where
     }
 
     /// Ground rules 4 and 5: stop every worker at the same point and land every packet.
+    /// Returns the workers' copies at a checkpoint taken in place.
     fn wind_down<S: OutputSink<M::Output>>(
         &mut self,
         stop: EventKey,
         sink: &mut S,
-    ) -> Result<(), SimError> {
+    ) -> Result<Vec<(Summary, SnapshotPart<M>)>, SimError> {
         if stop != key_max() && self.shared.stop_key() != Some(stop) {
             // Another rank's error: stop here too, at the same key. Rank 0 gets the error
             // itself from the rank that had it.
@@ -549,16 +714,21 @@ where
         let landed = self.land_everything();
         // The workers wait at `landed` whatever happened, or the rank would never return.
         self.shared.landed.wait();
+        // Each worker hands in its summary, or at a checkpoint taken in place its copy.
+        let mut parts = Vec::new();
         let deadline = Instant::now() + self.transport.timeout();
-        while self.summaries.len() < self.running {
+        while self.summaries.len() + parts.len() < self.running {
             match self.from_workers.recv_deadline(deadline) {
+                Ok(ToCoordinator::Snapshot { summary, part }) => {
+                    parts.push((*summary, typed_part(part)));
+                }
                 Ok(msg) => self.coordinate(msg, sink),
                 Err(_) => {
                     return Err(cluster_error("a worker thread did not finish"));
                 }
             }
         }
-        landed
+        landed.map(|()| parts)
     }
 
     /// Ground rule 5: sends what the workers flushed and receives until every packet sent by

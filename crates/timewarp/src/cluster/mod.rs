@@ -57,10 +57,13 @@
 //!    worker hands back its LPs' committed states and pending events. The ranks send theirs
 //!    to rank 0, which assembles one [`Checkpoint`](warpsim_core::Checkpoint) of the whole
 //!    model — the same a sequential or threaded run paused there holds — so it resumes on
-//!    any kernel and any number of ranks.
+//!    any kernel and any number of ranks. With [`TimeWarp::run_cluster_from_checkpointing`]
+//!    a pause other than a stop is taken in place instead, and the run goes on
+//!    (`inplace.rs`).
 
 mod gate;
 mod gateway;
+mod inplace;
 mod loopback;
 mod pause;
 mod start;
@@ -90,6 +93,7 @@ use crate::watch::Watchdog;
 use crate::worker::FinalLp;
 use gate::Gate;
 use gateway::Gateway;
+use inplace::InPlace;
 use start::Arrivals;
 use wire::cluster_error;
 
@@ -177,7 +181,14 @@ impl TimeWarp {
         S: OutputSink<M::Output>,
         T: Transport,
     {
-        let run = self.run_rank(RankStart::Init(lps), sink, transport, fingerprint, false);
+        let run = self.run_rank(
+            RankStart::Init(lps),
+            sink,
+            transport,
+            fingerprint,
+            false,
+            None,
+        );
         let RankRun {
             result,
             stats,
@@ -190,6 +201,7 @@ impl TimeWarp {
     /// One rank's run from `start` (see [`RankStart`]): everything but what a pause does
     /// with the states (`pause.rs`). `stoppable`: the configuration's stop handle and pause
     /// time are honoured (else a pause time is refused and the handle is not read).
+    /// `in_place`: pauses other than a stop are checkpoints taken in place (`inplace.rs`).
     pub(super) fn run_rank<M, S, T>(
         &self,
         start: RankStart<M>,
@@ -197,6 +209,7 @@ impl TimeWarp {
         transport: &mut T,
         fingerprint: u64,
         stoppable: bool,
+        mut in_place: Option<InPlace<'_, M, S>>,
     ) -> RankRun<M>
     where
         M: LogicalProcess,
@@ -214,7 +227,14 @@ impl TimeWarp {
             .effective_threads(n_given)
             .min((n_given / ranks.max(1)).max(1));
         let n_lps = u32::try_from(n_given).unwrap_or(u32::MAX);
-        let (run_end, _) = self.run_end();
+        let (mut run_end, pausing) = self.run_end();
+        // With checkpoints taken in place, a pause time is one of them: the run goes on
+        // past it to its end.
+        let checkpoint_at = (in_place.is_some() && pausing).then(|| {
+            let at = run_end;
+            run_end = self.config.end_time;
+            at
+        });
         let stats = TimeWarpStats {
             threads,
             ranks,
@@ -318,13 +338,24 @@ impl TimeWarp {
         let Prepared {
             route,
             owned,
-            settings,
+            mut settings,
             shared,
             senders,
             receivers,
             transfer,
             finals,
         } = self.prepare(init, n_lps, placement);
+        if let Some(in_place) = &mut in_place {
+            settings.snapshots = true;
+            settings.end_time = run_end;
+            settings.pause = false;
+            if let Some(at) = checkpoint_at {
+                // Before any worker starts: each reads it at its first GVT, as a request.
+                shared.ask_pause_at(at);
+            }
+            in_place.checkpoint_at = checkpoint_at;
+            in_place.before.clone_from(&before);
+        }
         if let Some(before) = &before {
             // `finish`'s clock when this stretch commits nothing: the checkpoint's last commit.
             shared
@@ -372,6 +403,8 @@ impl TimeWarp {
                     output_bounds: vec![EventKey::init(LpId::new(0)); ranks],
                     outputs: Vec::new(),
                     finals: (0..ranks).map(|_| None).collect(),
+                    parts: Vec::new(),
+                    parts_done: vec![false; ranks],
                     done: None,
                     fault: None,
                 },
@@ -407,7 +440,7 @@ impl TimeWarp {
             for (source, packet) in arrivals.early {
                 gateway.gate.handle(source, packet);
             }
-            gateway.run(sink, report, stats, started)
+            gateway.run(sink, report, stats, started, in_place)
         });
         let result = match &before {
             Some(before) => result

@@ -28,6 +28,7 @@ use warpsim_core::{
     RunConfig, RunError, SimError, StopReason,
 };
 
+use super::inplace::{CHUNK, InPlace};
 use super::wire::cluster_error;
 use super::{IDLE_WAIT, RankRun, Transport, owned_states};
 use crate::config::TimeWarp;
@@ -36,10 +37,6 @@ use crate::pending::Pending;
 use crate::setup::{Initialised, Placement};
 use crate::stats::TimeWarpStats;
 use crate::worker::FinalLp;
-
-/// The most bytes of encoded states a rank puts in one packet before it starts another
-/// (ground rule 2): MPI counts a message's bytes in an `int`.
-const CHUNK: usize = 16 << 20;
 
 /// Where a rank's run starts ([`TimeWarp::run_cluster_from`]).
 pub enum RankStart<M: LogicalProcess> {
@@ -257,8 +254,28 @@ impl TimeWarp {
         S: OutputSink<M::Output>,
         T: Transport,
     {
+        self.run_cluster_pausing(start, sink, transport, fingerprint, None)
+    }
+
+    /// [`TimeWarp::run_cluster_from`], and with `in_place`
+    /// [`TimeWarp::run_cluster_from_checkpointing`].
+    pub(super) fn run_cluster_pausing<M, S, T>(
+        &self,
+        start: RankStart<M>,
+        sink: &mut S,
+        transport: &mut T,
+        fingerprint: u64,
+        in_place: Option<InPlace<'_, M, S>>,
+    ) -> (Result<RankEnding<M>, RunError>, TimeWarpStats)
+    where
+        M: LogicalProcess + Serialize + DeserializeOwned,
+        M::Event: Serialize + DeserializeOwned,
+        M::Output: Serialize + DeserializeOwned,
+        S: OutputSink<M::Output>,
+        T: Transport,
+    {
         let rank = transport.rank();
-        let run = self.run_rank(start, sink, transport, fingerprint, true);
+        let run = self.run_rank(start, sink, transport, fingerprint, true, in_place);
         let RankRun {
             result,
             stats,

@@ -42,6 +42,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// too (what ran past the pause rolled back, as at any pause) and then goes on.
     pub(super) fn snapshot_due(&self) -> bool {
         self.settings.snapshots
+            && !self.shared.no_snapshot.load(Ordering::SeqCst)
             && self.end_time < self.settings.end_time
             && self.shared.stop_key().is_none()
             && !self.shared.is_aborted()
@@ -100,6 +101,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
         }
         self.end_time = self.settings.end_time;
         self.gvt = self.shared.gvt.current();
+        self.window.skip_pause(
+            self.counters.processed,
+            self.counters.rolled_back,
+            self.gvt.time.as_f64(),
+        );
         true
     }
 
