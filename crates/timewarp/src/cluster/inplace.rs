@@ -41,8 +41,8 @@ use super::wire::WireSummary;
 use super::{RankEnding, RankStart, Transport};
 use crate::config::TimeWarp;
 use crate::shared::Summary;
-use crate::stats::TimeWarpStats;
 use crate::snapshot::{CheckpointHook, Copies};
+use crate::stats::TimeWarpStats;
 use crate::worker::SnapshotPart;
 
 /// The first byte of a packet of copies (ground rule 4); the second is [`MORE`], [`LAST`]
@@ -102,10 +102,7 @@ pub(crate) struct InPlace<'h, M: LogicalProcess, S> {
 
 /// Ground rule 4, the ranks other than 0: this rank's copies as packets for rank 0, each
 /// handed to `send` as soon as it is full (the last one marked).
-fn encode_parts<M>(
-    parts: &Copies<M>,
-    send: &mut dyn FnMut(Vec<u8>),
-) -> Result<(), String>
+fn encode_parts<M>(parts: &Copies<M>, send: &mut dyn FnMut(Vec<u8>)) -> Result<(), String>
 where
     M: LogicalProcess + Serialize,
     M::Event: Serialize,
@@ -144,11 +141,7 @@ pub(super) fn failed_part(error: &str) -> Vec<u8> {
 
 /// Ground rule 4, rank 0: appends the copies in one packet from `source` to `parts` (a
 /// worker's copy may span packets; a source's packets come in order).
-fn decode_parts<M>(
-    source: usize,
-    bytes: &[u8],
-    parts: &mut Copies<M>,
-) -> Result<(), String>
+fn decode_parts<M>(source: usize, bytes: &[u8], parts: &mut Copies<M>) -> Result<(), String>
 where
     M: LogicalProcess + DeserializeOwned,
     M::Event: DeserializeOwned,
