@@ -394,3 +394,43 @@ fn copies_larger_than_a_packet_are_joined_rank_by_rank() {
     assert_eq!(done.report.trace_hash, whole.trace_hash);
     assert_eq!(done.report.events_committed, whole.events_committed);
 }
+
+/// A callback that panics on rank 0 stops every rank with one error naming it, rather than
+/// leaving the ranks to run to the end (or wait for one another) first.
+#[test]
+fn a_panicking_checkpoint_callback_stops_every_rank() {
+    let (n_lps, end) = size();
+    let config = RunConfig::new(4).end_time(end).pause_at(end * 0.3);
+    let kernel = TimeWarp::new(config).threads(1);
+    let mut transports = cluster::loopback(2, Duration::from_secs(120));
+    let mut first = transports.remove(0);
+    let mut other = transports.remove(0);
+    std::thread::scope(|scope| {
+        let kernel = &kernel;
+        let rank1 = scope.spawn(move || {
+            let mut nothing: Outputs = Vec::new();
+            let start = RankStart::Init(lps(n_lps, common::paced::never()));
+            kernel
+                .run_cluster_from_checkpointing(start, &mut nothing, &mut other, 7, |_, _, _| {})
+                .0
+        });
+        let mut outputs: Outputs = Vec::new();
+        let start = RankStart::Init(lps(n_lps, common::paced::never()));
+        let (ending, _) =
+            kernel.run_cluster_from_checkpointing(start, &mut outputs, &mut first, 7, |_, _, _| {
+                panic!("the disk is full")
+            });
+        let error = ending.expect_err("rank 0 went on after its callback panicked");
+        assert!(
+            error.error.to_string().contains("checkpoint callback")
+                && error.error.to_string().contains("the disk is full"),
+            "{}",
+            error.error
+        );
+        assert!(
+            rank1.join().unwrap().is_err(),
+            "rank 1 did not stop with it"
+        );
+        assert!(outputs.iter().all(|output| output.key.time.as_f64() < end));
+    });
+}
