@@ -27,7 +27,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use warpsim_core::{
-    Checkpoint, CheckpointLabel, Committed, EventKey, LogicalProcess, LpId, OutputSink, StopHandle,
+    Checkpoint, CheckpointLabel, Committed, EventKey, LogicalProcess, LpId, OutputSink, Report,
+    StopHandle,
 };
 
 /// The signal that asked the process to stop (0: none), shared with the kernels' stop
@@ -74,10 +75,12 @@ pub(crate) fn install_signals() -> Result<()> {
     Ok(())
 }
 
-/// The signal that stopped the process's run, if one came.
+/// The signal that stopped the process's run, if one came. (1 is what
+/// [`StopHandle::stop`] stores: this process stopped its own run, after a checkpoint that
+/// could not be written; the run's error then says why, and the exit code is 1, not 129.)
 pub(crate) fn signal() -> Option<i32> {
     match stop_flag().load(Ordering::Relaxed) {
-        0 => None,
+        0 | 1 => None,
         signal => i32::try_from(signal).ok(),
     }
 }
@@ -326,6 +329,67 @@ impl Writer {
                 .join()
                 .unwrap_or_else(|_| Err(anyhow!("the checkpoint writer failed unexpectedly"))),
             None => Ok(()),
+        }
+    }
+}
+
+/// The checkpoints a run takes in place while it goes on (Time Warp's and MPI's
+/// `--checkpoint-every` and `--checkpoint-at`), written like the others. A write that cannot
+/// start (the previous one failed) stops the run through its stop handle and is kept in
+/// [`failed`](Self::failed), the run's error; no later checkpoint is written.
+pub(crate) struct TakenInPlace<'a> {
+    path: Option<&'a Path>,
+    writer: &'a mut Writer,
+    progress: &'a crate::progress::Progress,
+    ticker: &'a Ticker,
+    pub(crate) failed: Option<anyhow::Error>,
+}
+
+impl<'a> TakenInPlace<'a> {
+    pub(crate) fn new(
+        path: Option<&'a Path>,
+        writer: &'a mut Writer,
+        progress: &'a crate::progress::Progress,
+        ticker: &'a Ticker,
+    ) -> TakenInPlace<'a> {
+        TakenInPlace {
+            path,
+            writer,
+            progress,
+            ticker,
+            failed: None,
+        }
+    }
+
+    /// Starts writing `checkpoint` (with the outputs `sink` delivered so far).
+    pub(crate) fn take<M, S>(
+        &mut self,
+        checkpoint: Box<Checkpoint<M>>,
+        report: &Report,
+        sink: &Recorder<'_, S>,
+    ) where
+        M: LogicalProcess + Serialize,
+    {
+        let Some(path) = self.path else { return };
+        if self.failed.is_some() {
+            return;
+        }
+        let written = self.writer.write(
+            path,
+            *checkpoint,
+            sink.log(),
+            report.events_committed,
+            report.end_time,
+        );
+        match written {
+            Ok(()) => {
+                self.progress.checkpointed(report.end_time);
+                self.ticker.restart(&stop_handle());
+            }
+            Err(error) => {
+                self.failed = Some(error);
+                stop_handle().stop();
+            }
         }
     }
 }

@@ -158,39 +158,18 @@ where
         }
         first = false;
         // Rank 0: a checkpoint taken in place while the ranks go on, written like the
-        // others. A write that cannot start (the previous one failed) stops the run on
-        // every rank, and is its error.
-        let mut failed: Option<anyhow::Error> = None;
+        // others; a failed write stops every rank.
+        let mut taken = checkpointing::TakenInPlace::new(file, &mut writer, &progress, &ticker);
         let mut periodic = |checkpoint: Box<warpsim_core::Checkpoint<M>>,
                             report: Report,
                             sink: &mut Recorder<'_, S>| {
-            let Some(path) = file else { return };
-            if failed.is_some() {
-                return;
-            }
-            let written = writer.write(
-                path,
-                *checkpoint,
-                sink.log(),
-                report.events_committed,
-                report.end_time,
-            );
-            match written {
-                Ok(()) => {
-                    progress.checkpointed(report.end_time);
-                    ticker.restart(&checkpointing::stop_handle());
-                }
-                Err(error) => {
-                    failed = Some(error);
-                    checkpointing::stop_handle().stop();
-                }
-            }
+            taken.take(checkpoint, &report, sink);
         };
         let (ending, stats) = imp::run_from(&kernel, start, &mut sink, timeout, &mut periodic);
         if file.is_some() && ending.is_ok() {
             // Every rank ends alike (the ranks reach the same verdict, so all get here).
-            let everywhere = imp::agree(failed.is_none(), timeout)?;
-            if let Some(error) = failed {
+            let everywhere = imp::agree(taken.failed.is_none(), timeout)?;
+            if let Some(error) = taken.failed {
                 return Err(error);
             }
             if !everywhere {

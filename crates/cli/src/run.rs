@@ -318,36 +318,15 @@ where
         if let Some(at) = pause_at {
             stretch = stretch.pause_at(at);
         }
-        // A checkpoint taken while the run went on: written like the others. A write that
-        // cannot start (the previous one failed) stops the run, and is its error.
-        let mut failed: Option<anyhow::Error> = None;
+        // A checkpoint taken while the run went on: written like the others.
+        let mut taken = checkpointing::TakenInPlace::new(file, &mut writer, progress, &ticker);
         let mut periodic = |checkpoint: Box<warpsim_core::Checkpoint<M>>,
                             report: Report,
                             sink: &mut checkpointing::Recorder<'_, S>| {
-            let Some(path) = file else { return };
-            if failed.is_some() {
-                return;
-            }
-            let written = writer.write(
-                path,
-                *checkpoint,
-                sink.log(),
-                report.events_committed,
-                report.end_time,
-            );
-            match written {
-                Ok(()) => {
-                    progress.checkpointed(report.end_time);
-                    ticker.restart(&checkpointing::stop_handle());
-                }
-                Err(error) => {
-                    failed = Some(error);
-                    checkpointing::stop_handle().stop();
-                }
-            }
+            taken.take(checkpoint, &report, sink);
         };
         let ran = run_stretch(stretch, start, &mut sink, &mut periodic);
-        if let Some(error) = failed {
+        if let Some(error) = taken.failed {
             return Err(error);
         }
         let (checkpoint, report) = match ran {

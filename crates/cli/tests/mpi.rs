@@ -537,3 +537,33 @@ fn checkpoints_over_mpi_change_nothing_and_resume_across_kernels() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Periodic checkpoints over MPI that cannot be written (a full device): the write after
+/// the first failed one cannot start, which stops every rank at the next GVT; rank 0 says
+/// why in one line and the others that rank 0 could not write, and no rank runs to its end.
+#[cfg(target_os = "linux")]
+#[test]
+fn checkpoints_over_mpi_that_cannot_be_written_stop_every_rank() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut command = long_phold();
+    command.splice(0..0, ["run"]);
+    command.extend([
+        "--checkpoint-file",
+        "/dev/full",
+        "--checkpoint-every",
+        "0.2s",
+    ]);
+    let out = mpirun(&on_ranks(2, &command));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // 1, not 129: no signal stopped the ranks.
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot write /dev/full"), "{stderr}");
+    assert!(
+        stderr.contains("rank 0 could not write a checkpoint"),
+        "{stderr}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("\"stop_reason\":\"end_time\""),
+        "a rank ran to its end"
+    );
+}

@@ -302,3 +302,30 @@ fn a_signal_stops_a_sweep_and_the_finished_points_are_reported() {
     let table = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(table.lines().count(), 2, "{table}");
 }
+
+/// Periodic checkpoints on Time Warp that cannot be written (a full device): the write
+/// after the first failed one cannot start, which stops the run; the error is said once, in
+/// one line, and the exit code is 1 (the run stopped itself: no signal came).
+#[cfg(target_os = "linux")]
+#[test]
+fn periodic_checkpoints_that_cannot_be_written_stop_a_time_warp_run_with_one_error() {
+    let mut args = phold_on_time_warp(long_end());
+    args.extend([
+        "--checkpoint-file",
+        "/dev/full",
+        "--checkpoint-every",
+        "0.2s",
+    ]);
+    let output = warpsim(&args);
+    let stderr = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.matches("cannot write /dev/full").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&output.stdout).contains("end_time"),
+        "the run went on to its end"
+    );
+}

@@ -1,6 +1,6 @@
 //! A rank's communication thread: its main loop (message pumping and the GVT rounds of
 //! ground rule 3), the coordinator's part (outputs, summaries), winding down, and the
-//! verdict.
+//! verdict. Its side of a checkpoint taken in place is in `inplace.rs`.
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -11,14 +11,14 @@ use serde::de::DeserializeOwned;
 use warpsim_core::{EventKey, LogicalProcess, LpId, OutputSink, Report, RunError, SimError};
 
 use super::gate::Gate;
-use super::inplace::{InPlace, failed_part};
+use super::inplace::InPlace;
 use super::wire::{KEY_WORDS, Packet, WireSummary, cluster_error, encode, key_words, words_key};
 use super::{IDLE_WAIT, MAX_GAP, Reduction, Transport};
 use crate::kernel::{Asked, assemble, deliver_below, deliver_finish};
 use crate::message::{Msg, key_max, route_of};
 use crate::progress::{Progress, ProgressHook};
 use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
-use crate::snapshot::{hand_over, pause_key, snapshot, typed_part};
+use crate::snapshot::typed_part;
 use crate::stats::TimeWarpStats;
 use crate::watch::WATCH_EVERY;
 use crate::watch::Watchdog;
@@ -148,142 +148,6 @@ where
             self.await_verdict(report, stats, started, sink)
         };
         asked(outcome, decided)
-    }
-
-    /// A checkpoint taken in place (`inplace.rs`): every worker of this rank has handed in
-    /// its copy (`parts`) and waits. Returns whether the run goes on (rank 0 has handed the
-    /// checkpoint to the caller), or ends here because some worker could not (its failure
-    /// is the run's verdict).
-    fn take_in_place<S: OutputSink<M::Output>>(
-        &mut self,
-        parts: Vec<(Summary, SnapshotPart<M>)>,
-        in_place: &mut InPlace<'_, M, S>,
-        template: &Report,
-        started: Instant,
-        sink: &mut S,
-    ) -> Result<bool, SimError> {
-        let ok = parts.len() == self.running && !self.shared.is_aborted();
-        let everywhere = self.reduce(&[u64::from(ok)], Reduction::Min)?[0] == 1;
-        if !everywhere {
-            self.shared.resuming.store(false, Ordering::SeqCst);
-            self.shared.resume.wait();
-            self.await_summaries()?;
-            return Ok(false);
-        }
-        let bound = pause_key(self.shared.end_time());
-        // Ground rule 3.
-        self.shared.go_on_after_snapshot(bound);
-        if let Some(at) = in_place
-            .checkpoint_at
-            .filter(|at| *at > bound.time.as_f64())
-        {
-            // A checkpoint asked for earlier came first: the one at the time set before the
-            // run is still to come.
-            self.shared.ask_pause_at(at);
-        }
-        self.asked = Asked::Nothing;
-        // Broken when a worker failed meanwhile: the main loop then ends the run on it.
-        self.shared.resume.wait();
-        if self.gate.rank != 0 {
-            // Ground rule 4, while the workers run: the outputs below the pause first (rank
-            // 0 delivers them before the checkpoint), then each packet of copies as soon as
-            // it is made, so that rank 0 reads one while this rank encodes the next.
-            self.queue_outputs();
-            self.send()?;
-            let mut sent = Ok(());
-            let encoded = (in_place.encode)(&parts, &mut |chunk| {
-                if sent.is_ok() {
-                    self.packets.push((0, chunk));
-                    sent = self.send();
-                }
-            });
-            sent?;
-            if let Err(error) = encoded {
-                // Rank 0 learns that no checkpoint comes; both stop the run with the error.
-                self.packets.push((0, failed_part(&error)));
-                self.send()?;
-                self.fail_here(cluster_error(error));
-            }
-            return Ok(true);
-        }
-        let checkpoint = self.receive_parts(parts, in_place);
-        self.gate.parts_done.fill(false);
-        let all = match checkpoint {
-            Ok(all) => all,
-            Err(error) => {
-                // Every rank learns of it at the next GVT round.
-                self.fail_here(error);
-                return Ok(true);
-            }
-        };
-        deliver_below(&mut self.gate.outputs, bound, sink, self.shared);
-        let (checkpoint, report) =
-            snapshot("mpi", template, all, in_place.before.as_ref(), started);
-        hand_over(&mut *in_place.hook, checkpoint, report, sink, self.shared);
-        Ok(true)
-    }
-
-    /// Rank 0, ground rule 4: receives every other rank's copies, reading each packet as
-    /// it comes (the run's packets that arrive meanwhile are handled as in the main loop),
-    /// and returns them after `own`, rank by rank.
-    fn receive_parts<S>(
-        &mut self,
-        own: Vec<(Summary, SnapshotPart<M>)>,
-        in_place: &InPlace<'_, M, S>,
-    ) -> Result<Vec<(Summary, SnapshotPart<M>)>, SimError> {
-        // Per rank: a worker's copy may span packets, and ranks' packets interleave.
-        let mut by_rank: Vec<Vec<(Summary, SnapshotPart<M>)>> =
-            (0..self.ranks).map(|_| Vec::new()).collect();
-        by_rank[0] = own;
-        let timeout = self.transport.timeout();
-        let mut last_packet = Instant::now();
-        loop {
-            for (source, bytes) in std::mem::take(&mut self.gate.parts) {
-                (in_place.decode)(source, &bytes, &mut by_rank[source]).map_err(cluster_error)?;
-            }
-            if self.gate.parts_done.iter().skip(1).all(|&done| done) {
-                return Ok(by_rank.into_iter().flatten().collect());
-            }
-            let gate = &mut self.gate;
-            let received = self
-                .transport
-                .receive(&mut |source, bytes| gate.arrived(source, bytes))
-                .map_err(cluster_error)?;
-            self.check_fault()?;
-            if received > 0 {
-                last_packet = Instant::now();
-            } else if last_packet.elapsed() > timeout {
-                return Err(cluster_error(format!(
-                    "every rank's LP states did not come within {timeout:?} (did a rank die or hang?)"
-                )));
-            } else {
-                std::thread::sleep(IDLE_WAIT);
-            }
-        }
-    }
-
-    /// Stops this rank's run with `error`, as a failure outside a handler: every rank learns
-    /// of it at the next GVT round (ground rule 4 of the module).
-    fn fail_here(&self, error: SimError) {
-        self.shared.abort(StopInfo {
-            key: self.shared.gvt.current(),
-            lp: LpId::new(0),
-            error,
-            outputs: None,
-        });
-    }
-
-    /// Waits until every worker that started has handed in its summary.
-    fn await_summaries(&mut self) -> Result<(), SimError> {
-        let deadline = Instant::now() + self.transport.timeout();
-        while self.summaries.len() < self.running {
-            match self.from_workers.recv_deadline(deadline) {
-                Ok(ToCoordinator::Finished { summary, .. }) => self.summaries.push(*summary),
-                Ok(_) => {}
-                Err(_) => return Err(cluster_error("a worker thread did not finish")),
-            }
-        }
-        Ok(())
     }
 
     /// Ground rule 7: this rank's stop and pause requests, for the round's all-reduce (a
@@ -465,7 +329,7 @@ where
         Ok(busy)
     }
 
-    fn check_fault(&mut self) -> Result<(), SimError> {
+    pub(super) fn check_fault(&mut self) -> Result<(), SimError> {
         match self.gate.fault.take() {
             Some(fault) => Err(cluster_error(fault)),
             None => Ok(()),
@@ -482,7 +346,7 @@ where
 
     /// An all-reduce of `mine` over the ranks (ground rule 3: a GVT round's payload does
     /// not grow with the number of ranks).
-    fn reduce(&mut self, mine: &[u64], op: Reduction) -> Result<Vec<u64>, SimError> {
+    pub(super) fn reduce(&mut self, mine: &[u64], op: Reduction) -> Result<Vec<u64>, SimError> {
         let gate = &mut self.gate;
         let all = self
             .transport
@@ -574,7 +438,7 @@ where
     }
 
     /// Packs and sends everything waiting, then forwards what arrived meanwhile.
-    fn send(&mut self) -> Result<(), SimError> {
+    pub(super) fn send(&mut self) -> Result<(), SimError> {
         for destination in 0..self.ranks {
             if self.out[destination].is_empty() {
                 continue;
@@ -638,7 +502,7 @@ where
 
     /// Other ranks: queues committed outputs and the new bound for rank 0 (ground rule 6).
     /// Returns whether it queued anything.
-    fn queue_outputs(&mut self) -> bool {
+    pub(super) fn queue_outputs(&mut self) -> bool {
         if self.gate.rank == 0 {
             return false;
         }

@@ -37,11 +37,20 @@ use serde::de::DeserializeOwned;
 use warpsim_core::kernel_api::LpMeta;
 use warpsim_core::{Checkpoint, LogicalProcess, LpId, OutputSink, PendingEvent, Report, RunError};
 
-use super::wire::WireSummary;
-use super::{RankEnding, RankStart, Transport};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use warpsim_core::SimError;
+
+use super::gateway::Gateway;
+use super::wire::{WireSummary, cluster_error};
+use super::{IDLE_WAIT, RankEnding, RankStart, Reduction, Transport};
 use crate::config::TimeWarp;
+use crate::kernel::{Asked, deliver_below};
 use crate::shared::Summary;
+use crate::shared::{StopInfo, ToCoordinator};
 use crate::snapshot::{CheckpointHook, Copies};
+use crate::snapshot::{hand_over, pause_key, snapshot};
 use crate::stats::TimeWarpStats;
 use crate::worker::SnapshotPart;
 
@@ -133,7 +142,7 @@ where
 
 /// The last packet of copies from a rank that could not encode them: rank 0 then takes no
 /// checkpoint, and the run stops with `error`.
-pub(super) fn failed_part(error: &str) -> Vec<u8> {
+fn failed_part(error: &str) -> Vec<u8> {
     let mut packet = vec![PART_TAG, FAILED];
     packet.extend_from_slice(error.as_bytes());
     packet
@@ -264,5 +273,150 @@ impl TimeWarp {
             before: None,
         };
         self.run_cluster_pausing(start, sink, transport, fingerprint, Some(in_place))
+    }
+}
+
+/// The gateway's side (ground rules 2–4).
+impl<M, T> Gateway<'_, '_, M, T>
+where
+    M: LogicalProcess,
+    M::Event: Serialize + DeserializeOwned,
+    M::Output: Serialize + DeserializeOwned,
+    T: Transport,
+{
+    /// A checkpoint taken in place (`inplace.rs`): every worker of this rank has handed in
+    /// its copy (`parts`) and waits. Returns whether the run goes on (rank 0 has handed the
+    /// checkpoint to the caller), or ends here because some worker could not (its failure
+    /// is the run's verdict).
+    pub(super) fn take_in_place<S: OutputSink<M::Output>>(
+        &mut self,
+        parts: Vec<(Summary, SnapshotPart<M>)>,
+        in_place: &mut InPlace<'_, M, S>,
+        template: &Report,
+        started: Instant,
+        sink: &mut S,
+    ) -> Result<bool, SimError> {
+        let ok = parts.len() == self.running && !self.shared.is_aborted();
+        let everywhere = self.reduce(&[u64::from(ok)], Reduction::Min)?[0] == 1;
+        if !everywhere {
+            self.shared.resuming.store(false, Ordering::SeqCst);
+            self.shared.resume.wait();
+            self.await_summaries()?;
+            return Ok(false);
+        }
+        let bound = pause_key(self.shared.end_time());
+        // Ground rule 3.
+        self.shared.go_on_after_snapshot(bound);
+        if let Some(at) = in_place
+            .checkpoint_at
+            .filter(|at| *at > bound.time.as_f64())
+        {
+            // A checkpoint asked for earlier came first: the one at the time set before the
+            // run is still to come.
+            self.shared.ask_pause_at(at);
+        }
+        self.asked = Asked::Nothing;
+        // Broken when a worker failed meanwhile: the main loop then ends the run on it.
+        self.shared.resume.wait();
+        if self.gate.rank != 0 {
+            // Ground rule 4, while the workers run: the outputs below the pause first (rank
+            // 0 delivers them before the checkpoint), then each packet of copies as soon as
+            // it is made, so that rank 0 reads one while this rank encodes the next.
+            self.queue_outputs();
+            self.send()?;
+            let mut sent = Ok(());
+            let encoded = (in_place.encode)(&parts, &mut |chunk| {
+                if sent.is_ok() {
+                    self.packets.push((0, chunk));
+                    sent = self.send();
+                }
+            });
+            sent?;
+            if let Err(error) = encoded {
+                // Rank 0 learns that no checkpoint comes; both stop the run with the error.
+                self.packets.push((0, failed_part(&error)));
+                self.send()?;
+                self.fail_here(cluster_error(error));
+            }
+            return Ok(true);
+        }
+        let checkpoint = self.receive_parts(parts, in_place);
+        self.gate.parts_done.fill(false);
+        let all = match checkpoint {
+            Ok(all) => all,
+            Err(error) => {
+                // Every rank learns of it at the next GVT round.
+                self.fail_here(error);
+                return Ok(true);
+            }
+        };
+        deliver_below(&mut self.gate.outputs, bound, sink, self.shared);
+        let (checkpoint, report) =
+            snapshot("mpi", template, all, in_place.before.as_ref(), started);
+        hand_over(&mut *in_place.hook, checkpoint, report, sink, self.shared);
+        Ok(true)
+    }
+
+    /// Rank 0, ground rule 4: receives every other rank's copies, reading each packet as
+    /// it comes (the run's packets that arrive meanwhile are handled as in the main loop),
+    /// and returns them after `own`, rank by rank.
+    fn receive_parts<S>(
+        &mut self,
+        own: Vec<(Summary, SnapshotPart<M>)>,
+        in_place: &InPlace<'_, M, S>,
+    ) -> Result<Vec<(Summary, SnapshotPart<M>)>, SimError> {
+        // Per rank: a worker's copy may span packets, and ranks' packets interleave.
+        let mut by_rank: Vec<Vec<(Summary, SnapshotPart<M>)>> =
+            (0..self.ranks).map(|_| Vec::new()).collect();
+        by_rank[0] = own;
+        let timeout = self.transport.timeout();
+        let mut last_packet = Instant::now();
+        loop {
+            for (source, bytes) in std::mem::take(&mut self.gate.parts) {
+                (in_place.decode)(source, &bytes, &mut by_rank[source]).map_err(cluster_error)?;
+            }
+            if self.gate.parts_done.iter().skip(1).all(|&done| done) {
+                return Ok(by_rank.into_iter().flatten().collect());
+            }
+            let gate = &mut self.gate;
+            let received = self
+                .transport
+                .receive(&mut |source, bytes| gate.arrived(source, bytes))
+                .map_err(cluster_error)?;
+            self.check_fault()?;
+            if received > 0 {
+                last_packet = Instant::now();
+            } else if last_packet.elapsed() > timeout {
+                return Err(cluster_error(format!(
+                    "every rank's LP states did not come within {timeout:?} (did a rank die or hang?)"
+                )));
+            } else {
+                std::thread::sleep(IDLE_WAIT);
+            }
+        }
+    }
+
+    /// Stops this rank's run with `error`, as a failure outside a handler: every rank learns
+    /// of it at the next GVT round (ground rule 4 of the module).
+    fn fail_here(&self, error: SimError) {
+        self.shared.abort(StopInfo {
+            key: self.shared.gvt.current(),
+            lp: LpId::new(0),
+            error,
+            outputs: None,
+        });
+    }
+
+    /// Waits until every worker that started has handed in its summary.
+    fn await_summaries(&mut self) -> Result<(), SimError> {
+        let deadline = Instant::now() + self.transport.timeout();
+        while self.summaries.len() < self.running {
+            match self.from_workers.recv_deadline(deadline) {
+                Ok(ToCoordinator::Finished { summary, .. }) => self.summaries.push(*summary),
+                Ok(_) => {}
+                Err(_) => return Err(cluster_error("a worker thread did not finish")),
+            }
+        }
+        Ok(())
     }
 }
