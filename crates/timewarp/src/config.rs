@@ -264,13 +264,14 @@ impl TimeWarp {
     /// Whether, with no fixed [`window`](TimeWarp::window), each worker throttles itself
     /// (on by default). At every GVT it weighs the events it rolled back against those it
     /// ran, both decayed by half per GVT. Above a quarter it halves its window (starting
-    /// from how far past GVT it had run) and remembers where it thrashed; below 5% it grows
+    /// from how far past GVT it had run) and remembers where it thrashed; below 2% it grows
     /// it by a quarter, but to no more than three quarters of where it last thrashed, a
     /// mark that fades by 2% per calm GVT. The window never narrows below a span that holds
     /// about 512 of the worker's own events (or GVT rounds, not rollbacks, would set the
     /// pace), and never wider than one that holds about 8,192 of them, even in a run that
     /// does not thrash: further ahead, nothing is wasted, but every record stays uncommitted
     /// and the worker's memory grows (on a shared machine, while its peer is descheduled).
+    /// What a checkpoint taken in place rolls back at its pause is not counted as waste.
     /// Results do not depend on it, only speed.
     pub fn adaptive_window(mut self, on: bool) -> TimeWarp {
         self.adaptive_window = on;

@@ -299,8 +299,10 @@ where
         let ok = parts.len() == self.running && !self.shared.is_aborted();
         let everywhere = self.reduce(&[u64::from(ok)], Reduction::Min)?[0] == 1;
         if !everywhere {
+            // The workers that copied end here (a broken rendezvous); none waits for one
+            // that did not.
             self.shared.resuming.store(false, Ordering::SeqCst);
-            self.shared.resume.wait();
+            self.shared.resume.break_all();
             self.await_summaries()?;
             return Ok(false);
         }
