@@ -18,11 +18,10 @@ use crate::kernel::{Asked, assemble, deliver_below, deliver_finish};
 use crate::message::{Msg, key_max, route_of};
 use crate::progress::{Progress, ProgressHook};
 use crate::shared::{Shared, StopInfo, Summary, ToCoordinator};
-use crate::snapshot::typed_part;
+use crate::snapshot::{Copies, typed_part};
 use crate::stats::TimeWarpStats;
 use crate::watch::WATCH_EVERY;
 use crate::watch::Watchdog;
-use crate::worker::SnapshotPart;
 
 /// The stages of a GVT round (ground rule 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -561,7 +560,7 @@ where
         &mut self,
         stop: EventKey,
         sink: &mut S,
-    ) -> Result<Vec<(Summary, SnapshotPart<M>)>, SimError> {
+    ) -> Result<Copies<M>, SimError> {
         if stop != key_max() && self.shared.stop_key() != Some(stop) {
             // Another rank's error: stop here too, at the same key. Rank 0 gets the error
             // itself from the rank that had it.

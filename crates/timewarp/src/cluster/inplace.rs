@@ -32,25 +32,23 @@
 //!    (at the next round, as any failure outside a handler), and no checkpoint is handed
 //!    over. A callback that panics stops the run with that error.
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use warpsim_core::kernel_api::LpMeta;
-use warpsim_core::{Checkpoint, LogicalProcess, LpId, OutputSink, PendingEvent, Report, RunError};
-
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use warpsim_core::SimError;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use warpsim_core::kernel_api::LpMeta;
+use warpsim_core::{
+    Checkpoint, LogicalProcess, LpId, OutputSink, PendingEvent, Report, RunError, SimError,
+};
 
 use super::gateway::Gateway;
 use super::wire::{WireSummary, cluster_error};
 use super::{IDLE_WAIT, RankEnding, RankStart, Reduction, Transport};
 use crate::config::TimeWarp;
 use crate::kernel::{Asked, deliver_below};
-use crate::shared::Summary;
-use crate::shared::{StopInfo, ToCoordinator};
-use crate::snapshot::{CheckpointHook, Copies};
-use crate::snapshot::{hand_over, pause_key, snapshot};
+use crate::shared::{StopInfo, Summary, ToCoordinator};
+use crate::snapshot::{CheckpointHook, Copies, hand_over, pause_key, snapshot};
 use crate::stats::TimeWarpStats;
 use crate::worker::SnapshotPart;
 
@@ -290,7 +288,7 @@ where
     /// is the run's verdict).
     pub(super) fn take_in_place<S: OutputSink<M::Output>>(
         &mut self,
-        parts: Vec<(Summary, SnapshotPart<M>)>,
+        parts: Copies<M>,
         in_place: &mut InPlace<'_, M, S>,
         template: &Report,
         started: Instant,
@@ -364,12 +362,11 @@ where
     /// and returns them after `own`, rank by rank.
     fn receive_parts<S>(
         &mut self,
-        own: Vec<(Summary, SnapshotPart<M>)>,
+        own: Copies<M>,
         in_place: &InPlace<'_, M, S>,
-    ) -> Result<Vec<(Summary, SnapshotPart<M>)>, SimError> {
+    ) -> Result<Copies<M>, SimError> {
         // Per rank: a worker's copy may span packets, and ranks' packets interleave.
-        let mut by_rank: Vec<Vec<(Summary, SnapshotPart<M>)>> =
-            (0..self.ranks).map(|_| Vec::new()).collect();
+        let mut by_rank: Vec<Copies<M>> = (0..self.ranks).map(|_| Vec::new()).collect();
         by_rank[0] = own;
         let timeout = self.transport.timeout();
         let mut last_packet = Instant::now();
