@@ -638,14 +638,14 @@ where
     }
 
     /// Receives until `done` says so, or fails after the transport's timeout.
-    fn receive_until(
+    pub(super) fn receive_until(
         &mut self,
         what: &str,
-        done: impl Fn(&Gate<'_, M::Event, M::Output>) -> bool,
+        mut done: impl FnMut(&mut Gate<'_, M::Event, M::Output>) -> Result<bool, SimError>,
     ) -> Result<(), SimError> {
         let timeout = self.transport.timeout();
         let deadline = Instant::now() + timeout;
-        while !done(&self.gate) {
+        while !done(&mut self.gate)? {
             let gate = &mut self.gate;
             let received = self
                 .transport
@@ -673,7 +673,7 @@ where
         started: Instant,
     ) -> (Result<Report, RunError>, TimeWarpStats) {
         if let Err(error) = self.receive_until("every rank's final figures", |gate| {
-            gate.finals.iter().skip(1).all(Option::is_some)
+            Ok(gate.finals.iter().skip(1).all(Option::is_some))
         }) {
             return self.local_verdict(report, stats, started, sink, Some(error));
         }
@@ -750,7 +750,7 @@ where
         if let Err(error) = self.send() {
             return self.local_verdict(report, stats, started, sink, Some(error));
         }
-        if let Err(error) = self.receive_until("rank 0's verdict", |gate| gate.done.is_some()) {
+        if let Err(error) = self.receive_until("rank 0's verdict", |gate| Ok(gate.done.is_some())) {
             return self.local_verdict(report, stats, started, sink, Some(error));
         }
         let error = self.gate.done.take().flatten();

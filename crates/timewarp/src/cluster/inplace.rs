@@ -44,7 +44,7 @@ use warpsim_core::{
 
 use super::gateway::Gateway;
 use super::wire::{WireSummary, cluster_error};
-use super::{IDLE_WAIT, RankEnding, RankStart, Reduction, Transport};
+use super::{RankEnding, RankStart, Reduction, Transport};
 use crate::config::TimeWarp;
 use crate::kernel::{Asked, deliver_below};
 use crate::shared::{StopInfo, Summary, ToCoordinator};
@@ -368,31 +368,13 @@ where
         // Per rank: a worker's copy may span packets, and ranks' packets interleave.
         let mut by_rank: Vec<Copies<M>> = (0..self.ranks).map(|_| Vec::new()).collect();
         by_rank[0] = own;
-        let timeout = self.transport.timeout();
-        let mut last_packet = Instant::now();
-        loop {
-            for (source, bytes) in std::mem::take(&mut self.gate.parts) {
+        self.receive_until("every rank's LP states", |gate| {
+            for (source, bytes) in std::mem::take(&mut gate.parts) {
                 (in_place.decode)(source, &bytes, &mut by_rank[source]).map_err(cluster_error)?;
             }
-            if self.gate.parts_done.iter().skip(1).all(|&done| done) {
-                return Ok(by_rank.into_iter().flatten().collect());
-            }
-            let gate = &mut self.gate;
-            let received = self
-                .transport
-                .receive(&mut |source, bytes| gate.arrived(source, bytes))
-                .map_err(cluster_error)?;
-            self.check_fault()?;
-            if received > 0 {
-                last_packet = Instant::now();
-            } else if last_packet.elapsed() > timeout {
-                return Err(cluster_error(format!(
-                    "every rank's LP states did not come within {timeout:?} (did a rank die or hang?)"
-                )));
-            } else {
-                std::thread::sleep(IDLE_WAIT);
-            }
-        }
+            Ok(gate.parts_done.iter().skip(1).all(|&done| done))
+        })?;
+        Ok(by_rank.into_iter().flatten().collect())
     }
 
     /// Stops this rank's run with `error`, as a failure outside a handler: every rank learns
