@@ -289,6 +289,11 @@ pub(crate) struct TimewarpArgs {
     /// (threads only).
     #[arg(long)]
     pub(crate) balance: bool,
+    /// Run every event optimistically, even those no rollback can reach any more (which
+    /// otherwise run without state saves or records): to measure the optimistic machinery
+    /// alone (threads only; results are the same).
+    #[arg(long)]
+    pub(crate) no_safe_events: bool,
     /// With `--kernel mpi`: give up (on every rank) when other ranks are silent this long.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     pub(crate) mpi_timeout: f64,

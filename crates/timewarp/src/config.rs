@@ -174,6 +174,7 @@ pub struct TimeWarp {
     pub(crate) window: Option<f64>,
     pub(crate) adaptive_window: bool,
     pub(crate) load_balancing: bool,
+    pub(crate) safe_events: bool,
     pub(crate) memory: Option<u64>,
     pub(crate) gvt_interval: u64,
     pub(crate) warnings: Warnings,
@@ -211,6 +212,7 @@ impl TimeWarp {
             window: None,
             adaptive_window: true,
             load_balancing: false,
+            safe_events: true,
             memory: None,
             gvt_interval: 2048,
             warnings: Warnings {
@@ -275,6 +277,22 @@ impl TimeWarp {
     /// Results do not depend on it, only speed.
     pub fn adaptive_window(mut self, on: bool) -> TimeWarp {
         self.adaptive_window = on;
+        self
+    }
+
+    /// Whether a worker runs the events that no rollback can reach any more without
+    /// optimism's costs (on by default): an event below every key that another worker could
+    /// still send it (known at each GVT, lowered by the worker's own sends to the others)
+    /// is run as the sequential kernel runs it, with no state save, record or effect log,
+    /// and commits at once. On one thread almost every event is such a *safe* event; on
+    /// several, mostly the events of a worker that lags behind the others.
+    /// [`TimeWarpStats::safe_events`](crate::TimeWarpStats::safe_events) counts them. A stop
+    /// or periodic checkpoint asked for while the run runs pauses past the times reserved
+    /// for them, at most about twice the span the run runs ahead of GVT. Not used across
+    /// processes (`run_cluster`). Results do not depend on it, only speed: turn it off to
+    /// measure the optimistic machinery alone.
+    pub fn safe_events(mut self, on: bool) -> TimeWarp {
+        self.safe_events = on;
         self
     }
 

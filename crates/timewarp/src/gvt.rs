@@ -30,6 +30,15 @@
 //! `loom` checks rules 1–4 with two workers exchanging a message around a round
 //! (`RUSTFLAGS="--cfg loom" cargo test -p warpsim-timewarp --release --lib gvt`).
 //!
+//! **Safe bounds** (threads only; see `worker/safe.rs`). A completed round also publishes,
+//! for each worker, the smallest report of the *other* workers (the round's minimum and
+//! the runner-up's, with the minimum's reporter). A worker that reported in that round folds
+//! in `sent`, the smallest timestamp it sent to another worker since the round's flag went
+//! up (its `send_min` at its report, then every later message), and gets a bound below which
+//! no message can reach it any more: every message is caused by an event or message with a
+//! smaller key, and each such chain starts either in another worker's report or in one of
+//! its own sends that `sent` covers.
+//!
 //! **External mode** (a rank of a distributed run, [`GvtShared::external`]): the rank's
 //! gateway thread is one more participant and the only one that starts rounds (workers'
 //! `try_start` only asks it to). A completed round publishes nothing: its minimum is the
@@ -58,6 +67,11 @@ struct RoundState<K> {
     /// Load-balancing migrations decided so far; published with the GVT (see
     /// [`GvtShared::request_migration`]).
     migrations: u64,
+    /// The round's reporter of `min`, and the smallest report of the others.
+    min_by: usize,
+    runner_up: K,
+    /// The last completed round's `(round, min, min_by, runner_up)` (threads only).
+    done: Option<(u64, K, usize, K)>,
 }
 
 /// The protocol's shared state. `K` is the timestamp type (an event key in the kernel).
@@ -84,9 +98,35 @@ pub(crate) struct GvtShared<K> {
 /// timestamp it sent since the flag went up.
 #[derive(Debug)]
 pub(crate) struct GvtPort<K> {
+    /// The worker's index (which report is its own in a round's minima).
+    index: usize,
     reported_round: u64,
     send_min: K,
+    /// The smallest timestamp sent since the flag of the round last reported in went up.
+    sent: K,
     seen_version: u64,
+}
+
+impl<K: Copy + Ord> GvtPort<K> {
+    /// Records a message to another worker with timestamp `stamp`, when it is sent (before
+    /// its batch leaves): the safe bound folds it in (see "Safe bounds").
+    #[inline]
+    pub(crate) fn sent_away(&mut self, stamp: K) {
+        if stamp < self.sent {
+            self.sent = stamp;
+        }
+    }
+}
+
+/// What a worker learns with a new GVT.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Published<K> {
+    pub(crate) gvt: K,
+    /// Load-balancing migrations decided so far.
+    pub(crate) migrations: u64,
+    /// Below this key no message can reach the worker any more (see "Safe bounds"), when
+    /// the round that published `gvt` is the last one it reported in (threads only).
+    pub(crate) safe: Option<K>,
 }
 
 #[cfg(not(loom))]
@@ -123,6 +163,9 @@ impl<K: Copy + Ord> GvtShared<K> {
                 gvt: start,
                 result: None,
                 migrations: 0,
+                min_by: usize::MAX,
+                runner_up: max,
+                done: None,
             }),
         }
     }
@@ -135,11 +178,13 @@ impl<K: Copy + Ord> GvtShared<K> {
         }
     }
 
-    /// A fresh port for one worker.
-    pub(crate) fn port(&self) -> GvtPort<K> {
+    /// A fresh port for worker `index`.
+    pub(crate) fn port(&self, index: usize) -> GvtPort<K> {
         GvtPort {
+            index,
             reported_round: 0,
             send_min: self.max,
+            sent: self.max,
             seen_version: 0,
         }
     }
@@ -165,6 +210,8 @@ impl<K: Copy + Ord> GvtShared<K> {
         state.round += 1;
         state.remaining = self.workers;
         state.min = self.max;
+        state.min_by = usize::MAX;
+        state.runner_up = self.max;
         self.round.store(state.round, Ordering::SeqCst);
         self.flag.store(true, Ordering::SeqCst);
         true
@@ -210,8 +257,13 @@ impl<K: Copy + Ord> GvtShared<K> {
         );
         let local = local.min(port.send_min);
         if local < state.min {
+            state.runner_up = state.min;
             state.min = local;
+            state.min_by = port.index;
+        } else if local < state.runner_up {
+            state.runner_up = local;
         }
+        port.sent = port.send_min;
         port.send_min = self.max;
         port.reported_round = round;
         state.remaining -= 1;
@@ -226,6 +278,7 @@ impl<K: Copy + Ord> GvtShared<K> {
             if self.want_migration.swap(false, Ordering::SeqCst) {
                 state.migrations += 1;
             }
+            state.done = Some((round, state.min, state.min_by, state.runner_up));
             self.version.fetch_add(1, Ordering::SeqCst);
             self.flag.store(false, Ordering::SeqCst);
             Some(state.gvt)
@@ -234,17 +287,28 @@ impl<K: Copy + Ord> GvtShared<K> {
         }
     }
 
-    /// The GVT, if a newer one was published since this port last looked, and the number of
-    /// migrations decided with it.
+    /// The GVT, if a newer one was published since this port last looked, with the
+    /// migrations decided with it and the port's safe bound.
     #[inline]
-    pub(crate) fn poll(&self, port: &mut GvtPort<K>) -> Option<(K, u64)> {
+    pub(crate) fn poll(&self, port: &mut GvtPort<K>) -> Option<Published<K>> {
         let version = self.version.load(Ordering::SeqCst);
         if version == port.seen_version {
             return None;
         }
         let state = lock_state(&self.state);
         port.seen_version = self.version.load(Ordering::SeqCst);
-        Some((state.gvt, state.migrations))
+        let safe = match state.done {
+            Some((round, min, by, runner_up)) if round == port.reported_round => {
+                let others = if by == port.index { runner_up } else { min };
+                Some(others.min(port.sent))
+            }
+            _ => None,
+        };
+        Some(Published {
+            gvt: state.gvt,
+            migrations: state.migrations,
+            safe,
+        })
     }
 
     /// Asks for a migration, decided atomically with the next published GVT: every worker
@@ -259,7 +323,8 @@ impl<K: Copy + Ord> GvtShared<K> {
     /// migration, between barriers) and every message has been absorbed: then every event
     /// is inside an LP, so the next round, which everyone reports in afresh, covers it.
     pub(crate) fn abort_round(&self) {
-        let _state = lock_state(&self.state);
+        let mut state = lock_state(&self.state);
+        state.done = None;
         self.flag.store(false, Ordering::SeqCst);
     }
 
@@ -301,6 +366,7 @@ impl<K: Copy + Ord> GvtShared<K> {
         let mut state = lock_state(&self.state);
         state.remaining = 0;
         state.min = self.max;
+        state.done = None;
         state.gvt = gvt;
         self.flag.store(false, Ordering::SeqCst);
     }
@@ -315,6 +381,58 @@ impl<K: Copy + Ord> GvtShared<K> {
     /// Rounds completed so far.
     pub(crate) fn rounds(&self) -> u64 {
         self.version.load(Ordering::SeqCst)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Each worker's safe bound is the smallest report of the others, folded with what it
+    /// sent since the round's flag went up; a worker that did not report in the round that
+    /// published the GVT gets none.
+    #[test]
+    fn safe_bounds_exclude_the_workers_own_report_and_fold_its_sends() {
+        let shared = GvtShared::new(3, 0u64, u64::MAX);
+        let mut ports: Vec<_> = (0..3).map(|index| shared.port(index)).collect();
+        assert!(shared.start());
+        // Worker 1 sends at 7 while the flag is up, before it reports: in its `send_min`.
+        shared.note_send(&mut ports[1], 7);
+        ports[1].sent_away(7);
+        let round = shared.must_report(&ports[0]).unwrap();
+        assert_eq!(shared.report(&mut ports[0], round, 10), None);
+        assert_eq!(shared.report(&mut ports[1], round, 20), None);
+        // After its report, worker 2 sends at 25: its own bound only.
+        assert_eq!(shared.report(&mut ports[2], round, 30), Some(7));
+        ports[2].sent_away(25);
+        let bounds: Vec<_> = ports
+            .iter_mut()
+            .map(|port| shared.poll(port).unwrap().safe)
+            .collect();
+        // Worker 0: the others reported 7 (20 with the send) and 30. Worker 1: 10 and 30,
+        // and its own send at 7. Worker 2: 10 and 7, and its send at 25.
+        assert_eq!(bounds, vec![Some(7), Some(7), Some(7)]);
+        // A second round with nothing in flight.
+        assert!(shared.start());
+        for (port, local) in ports.iter_mut().zip([40, 50, 60]) {
+            let round = shared.must_report(port).unwrap();
+            shared.report(port, round, local);
+        }
+        let bounds: Vec<_> = ports
+            .iter_mut()
+            .map(|port| shared.poll(port).unwrap().safe)
+            .collect();
+        assert_eq!(bounds, vec![Some(50), Some(40), Some(40)]);
+        // A worker that already reported in a newer round gets no bound from this one.
+        assert!(shared.start());
+        let round = shared.must_report(&ports[0]).unwrap();
+        shared.report(&mut ports[0], round, 70);
+        shared.version.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(shared.poll(&mut ports[0]).unwrap().safe, None);
+        // After a restart (a checkpoint taken in place), none either.
+        shared.restart_at(45);
+        shared.version.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(shared.poll(&mut ports[1]).unwrap().safe, None);
     }
 }
 
@@ -338,7 +456,7 @@ mod loom_tests {
             let s0 = shared.clone();
             let c0 = channel.clone();
             let sender = loom::thread::spawn(move || {
-                let mut port = s0.port();
+                let mut port = s0.port(0);
                 let mut local = 5u64;
                 let mut sent = false;
                 let mut result = None;
@@ -359,7 +477,7 @@ mod loom_tests {
                 result
             });
 
-            let mut port = shared.port();
+            let mut port = shared.port(1);
             let mut pending = vec![10u64];
             shared.try_start();
             let mut result = None;

@@ -794,6 +794,7 @@ where
         stats.memory_stalls += counters.memory_stalls;
         stats.peak_memory_bytes += counters.peak_bytes;
         stats.lps_migrated += counters.lps_received;
+        stats.safe_events += counters.safe;
         stats.per_thread.push(ThreadStats {
             lps: summary.lps,
             committed: counters.committed,

@@ -148,7 +148,7 @@ impl TimeWarp {
         Prepared {
             route,
             owned,
-            settings: self.settings(n_lps, threads),
+            settings: self.settings(n_lps, threads, gateway),
             shared: Shared::new(gvt, threads, participants, hook),
             senders,
             receivers,
@@ -266,7 +266,7 @@ impl TimeWarp {
     }
 
     /// What every worker reads.
-    pub(crate) fn settings(&self, n_lps: u32, threads: usize) -> Settings {
+    pub(crate) fn settings(&self, n_lps: u32, threads: usize, gateway: bool) -> Settings {
         Settings {
             lazy: self.cancellation == crate::Cancellation::Lazy,
             checkpoint: self.checkpoint_interval,
@@ -282,6 +282,8 @@ impl TimeWarp {
             pause: self.run_end().1,
             observe: false,
             snapshots: false,
+            // Over MPI the other ranks' reports are not split per worker (see `gvt.rs`).
+            safe: self.safe_events && !gateway,
         }
     }
 }

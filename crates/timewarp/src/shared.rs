@@ -38,6 +38,9 @@ pub(crate) struct Settings {
     /// every worker hands the coordinator a copy of its LPs' committed state and pending
     /// events, then waits at [`Shared::resume`] for the coordinator to say whether it goes on.
     pub(crate) snapshots: bool,
+    /// Run events no rollback can reach without optimism's costs (`worker/safe.rs`; threads
+    /// only).
+    pub(crate) safe: bool,
 }
 
 /// The error that stops every worker, and the key up to which they commit.
@@ -110,7 +113,19 @@ pub(crate) struct Shared<O> {
     /// on a stop: the workers hand back their LPs (which rank 0 gathers into the run's last
     /// checkpoint, `cluster/pause.rs`) instead of taking a checkpoint in place.
     pub(crate) no_snapshot: AtomicBool,
+    /// Each worker's reservation for safe events (the bits of a time; `worker/safe.rs`,
+    /// rule 3): a pause asked for while the run runs lands past every one.
+    pub(crate) reserved: Vec<Reserved>,
+    /// A pause was asked for while the run runs and has not been undone: reservations may
+    /// no longer grow.
+    pub(crate) pause_asked: AtomicBool,
 }
+
+/// A worker's reservation, alone in its cache lines (the worker writes it while the others
+/// run).
+#[derive(Debug)]
+#[repr(align(128))]
+pub(crate) struct Reserved(pub(crate) AtomicU64);
 
 impl<O> std::fmt::Debug for Shared<O> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -151,6 +166,10 @@ impl<O> Shared<O> {
             resume: Rendezvous::new(workers + 1),
             resuming: AtomicBool::new(false),
             no_snapshot: AtomicBool::new(false),
+            reserved: (0..workers)
+                .map(|_| Reserved(AtomicU64::new(f64::NEG_INFINITY.to_bits())))
+                .collect(),
+            pause_asked: AtomicBool::new(false),
         }
     }
 
@@ -166,13 +185,15 @@ impl<O> Shared<O> {
     pub(crate) fn go_on_after_snapshot(&self, bound: EventKey) {
         self.end.store(f64::INFINITY.to_bits(), Ordering::SeqCst);
         self.finishing.store(0, Ordering::SeqCst);
+        self.pause_asked.store(false, Ordering::SeqCst);
         self.gvt.restart_at(bound);
         self.resuming.store(true, Ordering::SeqCst);
     }
 
     /// Asks the run to pause at its next safe point, from the thread that delivers outputs:
-    /// at the smallest time after the last published GVT `g`, `g.time.next_up()` — every
-    /// event at `g.time` or before commits, none later — unless that is not before `limit`
+    /// at the smallest time after the last published GVT `g` and every reservation for safe
+    /// events `r`, `max(g.time, r).next_up()` — every event at that time or before commits,
+    /// none later — unless that is not before `limit`
     /// (the run's own end or pause) or an earlier request's time. Returns the pause time
     /// when this call lowered the end.
     ///
@@ -186,17 +207,31 @@ impl<O> Shared<O> {
     ///   before its last commit (`Worker::settle_pause`). Events below the pause do not
     ///   depend on events at or after it (every event's sends have larger keys), so what
     ///   commits is exactly the uninterrupted run's prefix.
+    /// - Safe events cannot be rolled back, so the pause lands past every worker's
+    ///   reservation for them (`worker/safe.rs`, rule 3): the flag first, then the
+    ///   reservations, all SeqCst.
     pub(crate) fn lower_end(&self, limit: f64) -> Option<f64> {
         self.gvt.with_current(|gvt| {
             if gvt == crate::message::key_max() {
                 return None;
             }
-            let pause = gvt.time.as_f64().next_up();
+            let asked_before = self.pause_asked.swap(true, Ordering::SeqCst);
+            let reserved = self
+                .reserved
+                .iter()
+                .map(|reserved| f64::from_bits(reserved.0.load(Ordering::SeqCst)))
+                .fold(gvt.time.as_f64(), f64::max);
+            let pause = reserved.next_up();
             let current = f64::from_bits(self.end.load(Ordering::SeqCst));
-            (pause < limit.min(current)).then(|| {
+            let lowered = (pause < limit.min(current)).then(|| {
                 self.end.store(pause.to_bits(), Ordering::SeqCst);
                 pause
-            })
+            });
+            if lowered.is_none() && !asked_before {
+                // No pause comes of this call: reservations may grow again.
+                self.pause_asked.store(false, Ordering::SeqCst);
+            }
+            lowered
         })
     }
 
@@ -286,6 +321,8 @@ pub(crate) struct Counters {
     pub(crate) peak_pending: usize,
     /// LPs this worker received in migrations.
     pub(crate) lps_received: u64,
+    /// Events run as safe events (`worker/safe.rs`).
+    pub(crate) safe: u64,
     /// Events left pending at exactly the end time (counted at the end of a run that
     /// finished).
     pub(crate) at_end_time: u64,

@@ -91,6 +91,10 @@ pub struct TimeWarpStats {
     pub migrations: u64,
     /// LPs moved by them.
     pub lps_migrated: u64,
+    /// Events run as safe events: below every key another worker could still send, so run
+    /// without state saves, records or effect logs (see
+    /// [`TimeWarp::safe_events`](crate::TimeWarp::safe_events)).
+    pub safe_events: u64,
 }
 
 impl fmt::Display for TimeWarpStats {
@@ -111,11 +115,12 @@ impl fmt::Display for TimeWarpStats {
         }
         writeln!(
             f,
-            "processed         {} (rolled back {}, coasted {}, efficiency {:.1}%)",
+            "processed         {} (rolled back {}, coasted {}, efficiency {:.1}%; safe {})",
             self.processed,
             self.rolled_back,
             self.coasted,
-            self.efficiency * 100.0
+            self.efficiency * 100.0,
+            self.safe_events
         )?;
         writeln!(
             f,

@@ -78,7 +78,10 @@ fn adaptive_state_saves_thin_out_when_saves_are_dear_and_nothing_rolls_back() {
     };
     let creatures = population.generate(&params, 3).unwrap();
     let config = warpsim_core::RunConfig::new(3).end_time(params.kernel_end_time());
-    let adaptive = warpsim_timewarp::TimeWarp::new(config).gvt_interval(256);
+    // Safe events (which save nothing) off: this is about the optimistic path's saves.
+    let adaptive = warpsim_timewarp::TimeWarp::new(config)
+        .gvt_interval(256)
+        .safe_events(false);
     let fixed = adaptive.clone().checkpoint_interval(1);
     let (result, _, stats) = common::timewarp(&adaptive, params.build(&creatures).unwrap());
     let (fixed_result, _, fixed_stats) =

@@ -392,7 +392,7 @@ impl TimeWarp {
                     route: &route,
                     peers: &senders,
                     gvt: &shared.gvt,
-                    port: shared.gvt.port(),
+                    port: shared.gvt.port(threads),
                     epoch: 0,
                     newest_seen: 0,
                     balance: BTreeMap::new(),

@@ -83,6 +83,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
     ///    that wait for it; both workers then rebuild their indices (lists, counts, route).
     /// 4. A last barrier orders the route updates before any worker reads a route again.
     pub(super) fn migrate(&mut self) {
+        // An LP that moves takes its pending events elsewhere, whose replies may come back
+        // below the bound (see `safe.rs`, rule 1).
+        self.void_safe();
         let shared = self.shared;
         let barrier = &shared.migration_barrier;
         let quiet = quiesce(

@@ -72,12 +72,13 @@ impl<M: LogicalProcess> Worker<'_, M> {
 
     /// Acts on a new GVT: commits below it, and decides whether the run is over. Returns
     /// `true` when this worker should finish.
-    pub(super) fn new_gvt(&mut self, gvt: EventKey) -> bool {
+    pub(super) fn new_gvt(&mut self, gvt: EventKey, safe: Option<EventKey>) -> bool {
         self.refresh_end();
         self.adapt(gvt);
         self.gvt = gvt;
         // Nothing at or after a pause asked for mid-run commits (see `end.rs`).
         self.commit_below(gvt.min(self.end_bound()));
+        self.adopt_safe(safe);
         // Held LPs may run their events at the new GVT (or later, once GVT passes the hold):
         // their events go back to the store, and park again if they still must wait.
         let held = std::mem::take(&mut self.lists.held);
@@ -215,6 +216,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         }
         self.counters.committed += committed;
         self.last_commit = last_commit;
+        self.take_safe(bound, &mut batch, &mut observed);
         let dropped = self.logs.forget(pin);
         self.sizes.saves -= dropped.saves;
         if self.settings.memory.is_some() {

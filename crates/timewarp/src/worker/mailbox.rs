@@ -23,6 +23,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 self.mail.local.push_back(msg);
             }
         } else {
+            // As soon as it is sent, not when its batch leaves: a reply can come back at
+            // any key above it (see `safe.rs`, rule 1).
+            self.sent_away(msg.stamp());
             self.mail.outboxes[worker].push(msg);
             if self.mail.outboxes[worker].len() >= BATCH {
                 self.flush(worker);

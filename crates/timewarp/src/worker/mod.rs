@@ -40,6 +40,7 @@ mod log;
 mod lp;
 mod mailbox;
 mod rollback;
+mod safe;
 mod schedule;
 mod store;
 
@@ -141,6 +142,8 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     /// Where this worker's run ends: the settings' end (or pause) time, lowered when a stop
     /// or a periodic checkpoint asks the run to pause (see `end.rs`).
     end_time: f64,
+    /// Events no rollback can reach, run without optimism's costs (see `safe.rs`).
+    safe: safe::Safe<M>,
 }
 
 /// A worker's channels: its inbox, the other workers' inboxes, what waits to go to each,
@@ -251,7 +254,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 local: VecDeque::new(),
             },
             to_coordinator: parts.to_coordinator,
-            port: parts.shared.gvt.port(),
+            port: parts.shared.gvt.port(parts.index),
             gvt: EventKey::init(LpId::new(0)),
             since_gvt_start: 0,
             window: WindowControl::new(settings.window),
@@ -281,6 +284,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             },
             records_max: crate::control::RECORDS_MAX.max(4 * settings.gvt_interval),
             end_time: settings.end_time,
+            safe: safe::Safe::new(),
         };
         worker.counters.peak_pending = n_pending;
         worker
@@ -315,6 +319,8 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     /// The worker's loop; returns when the run is over (end time, drained, or stopped).
     fn main_loop(&mut self) {
         let mut idle_wait = IDLE_WAIT;
+        // (Again after a checkpoint taken in place: GVT restarted below the last bound.)
+        self.void_safe();
         loop {
             if self.shared.stop.load(Ordering::SeqCst) {
                 break;
@@ -324,8 +330,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             if let Some(round) = self.shared.gvt.must_report(&self.port) {
                 self.report(round);
             }
-            if let Some((gvt, migrations)) = self.shared.gvt.poll(&mut self.port) {
-                if self.new_gvt(gvt) {
+            if let Some(published) = self.shared.gvt.poll(&mut self.port) {
+                let migrations = published.migrations;
+                if self.new_gvt(published.gvt, published.safe) {
                     // `finish` still takes part in a migration published with this GVT.
                     break;
                 }

@@ -66,7 +66,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
             if let Some(next) = self.store.next_hint() {
                 self.warm(next as usize);
             }
-            self.execute(l, key, event);
+            if self.is_safe(l, key) {
+                self.execute_safe(l, key, event);
+            } else {
+                self.execute(l, key, event);
+            }
             executed += 1;
         }
         self.since_gvt_start += u64::from(executed);

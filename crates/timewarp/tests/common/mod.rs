@@ -59,8 +59,11 @@ pub fn kernels(config: &RunConfig, seed: u64, memory: u64) -> Vec<TimeWarp> {
                     .partition(partition.clone())
                     .cancellation(cancellation)
                     .gvt_interval(gvt_interval);
-                // `None`: the adaptive interval, the default.
+                // `None`: the adaptive interval, the default. With a fixed interval of 3,
+                // no safe events: every event takes the optimistic path, as it did before
+                // safe events (on one thread, the default runs almost all of them safely).
                 kernels.push(match k {
+                    Some(3) => kernel.checkpoint_interval(3).safe_events(false),
                     Some(k) => kernel.checkpoint_interval(k),
                     None => kernel,
                 });

@@ -1,0 +1,281 @@
+//! Safe events: events that no rollback can ever reach, run without paying for optimism.
+//!
+//! An event is *safe* at a worker when no message with a smaller key can reach that worker
+//! any more. Such an event would never be rolled back, so the worker runs it as the
+//! sequential kernel does: no state save, no record, no effect log, no lazy-cancellation
+//! copy, and it commits (counts, trace hash) at once. Its outputs wait in [`Safe::outputs`]
+//! for the next GVT, since the coordinator delivers in key order across workers. On one
+//! thread every event past the first GVT is safe, and Time Warp costs about what the
+//! sequential kernel does; on several, the worker that lags behind the others runs safely
+//! while the one ahead runs optimistically (BENCHMARKS.md, "Safe events").
+//!
+//! # Ground rules
+//!
+//! 1. **The bound.** A completed GVT round gives each worker that reported in it the
+//!    smallest report of the *other* workers, folded with everything it sent to other
+//!    workers since that round's flag went up (`gvt.rs`, "Safe bounds"). No message below
+//!    that bound can reach the worker later: every message is caused by an event or message
+//!    with a smaller key, and every such chain starts in another worker's report or in one
+//!    of this worker's own sends. Every later send to another worker lowers the bound to its
+//!    key (a reply can come back at any key above it). The bound stays valid after the
+//!    worker reports again (the next round only replaces it); it is void after a migration
+//!    and a checkpoint taken in place. A GVT published after a safe event ran may still be
+//!    below it (the worker may have reported a smaller minimum before), so its outputs leave
+//!    only with a commit whose bound passes them.
+//! 2. **What else makes an event unsafe here.** A failed, held or deferring LP anywhere on
+//!    this worker (their parked events and deferred sends are pending work below the store's
+//!    minimum that the other workers' reports do not cover), an LP with rare parts
+//!    (withdrawn events, parked ones), a pause or stop at or below the event (nothing at or
+//!    after a pause may be irreversible), and external GVT (a rank of a distributed run,
+//!    where the other ranks' reports are not split per worker).
+//! 3. **Pauses.** A stop or periodic checkpoint asked for while the run runs pauses just
+//!    past the last published GVT (`Shared::lower_end`), and what ran at or after the pause
+//!    is rolled back, which a safe event cannot be. So a worker *reserves* the time up to
+//!    which it runs safe events before it runs them (`Shared::reserved`, doubling its span
+//!    past GVT at each step, so a pause comes at most about twice the optimism span late),
+//!    and the pause lands past every reservation. A reservation is stored, then the
+//!    "pause asked" flag read; the pauser raises the flag, then reads the reservations (all
+//!    SeqCst): either the pauser sees the reservation or the worker sees the flag and runs
+//!    the event optimistically instead.
+//! 4. **The LP's chain.** A safe event leaves no record, so the LP's record chain is cut
+//!    after it (`last` and `base` become "none"): its next optimistic event saves its state
+//!    and starts a new chain, and no rollback can coast through the safe event. Its older
+//!    live records cannot be rolled back either (their keys are smaller); they commit at GVT
+//!    as usual.
+//! 5. **Failure.** A safe event whose handler fails is final: it parks as any failure does,
+//!    without restoring the LP's state (no message can clear it), and the run stops with its
+//!    error once GVT reaches it, as on the sequential kernel.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::Ordering;
+
+use warpsim_core::kernel_api::{Effect, encode_event, panic_message};
+use warpsim_core::{Ctx, EventKey, LogicalProcess, LpId, SimError};
+
+use super::Worker;
+use super::log::NONE;
+use super::lp::Undo;
+use crate::message::Msg;
+
+/// A worker's safe-event state.
+pub(super) struct Safe<M: LogicalProcess> {
+    /// Events below this key are safe (ground rule 1); [`Safe::void`] when none is known.
+    pub(super) bound: EventKey,
+    /// The time up to which this worker's reservation covers safe events (ground rule 3).
+    reserved: f64,
+    /// Outputs of safe events, in key order, until the next GVT passes them.
+    pub(super) outputs: Vec<(EventKey, LpId, M::Output)>,
+    /// Safe events for the run's observer, likewise.
+    pub(super) observed: Vec<(EventKey, LpId, M::Event)>,
+    pub(super) max_run: EventKey,
+}
+
+impl<M: LogicalProcess> Safe<M> {
+    pub(super) fn new() -> Safe<M> {
+        Safe {
+            bound: Safe::<M>::void(),
+            reserved: f64::NEG_INFINITY,
+            outputs: Vec::new(),
+            observed: Vec::new(),
+            max_run: Safe::<M>::void(),
+        }
+    }
+
+    /// The smallest key: no event is below it.
+    pub(super) fn void() -> EventKey {
+        EventKey::init(LpId::new(0))
+    }
+}
+
+impl<M: LogicalProcess> Worker<'_, M> {
+    /// Takes the safe bound a new GVT came with (ground rule 1), or voids it.
+    pub(super) fn adopt_safe(&mut self, safe: Option<EventKey>) {
+        self.safe.bound = match safe {
+            Some(bound) if self.settings.safe => bound.min(self.end_bound()),
+            _ => Safe::<M>::void(),
+        };
+    }
+
+    /// Voids the safe bound (ground rule 1: at a migration, a checkpoint taken in place).
+    #[inline]
+    pub(super) fn void_safe(&mut self) {
+        self.safe.bound = Safe::<M>::void();
+    }
+
+    /// A send to another worker at `stamp`: a reply may come back at any key above it.
+    #[inline]
+    pub(super) fn sent_away(&mut self, stamp: EventKey) {
+        self.safe.bound = self.safe.bound.min(stamp);
+        self.port.sent_away(stamp);
+    }
+
+    /// Whether LP `l`'s event `key`, just taken from the store, is safe (ground rules 1–3).
+    #[inline]
+    pub(super) fn is_safe(&mut self, l: usize, key: EventKey) -> bool {
+        key < self.safe.bound
+            && self.lps[l].rare.is_none()
+            && self.lists.failed.is_empty()
+            && self.lists.held.is_empty()
+            && self.lists.deferred.is_empty()
+            && self.reserve(key.time.as_f64())
+    }
+
+    /// Makes sure this worker's reservation covers `time` (ground rule 3). Returns `false`
+    /// when a pause was asked for and the reservation could not grow.
+    #[inline]
+    fn reserve(&mut self, time: f64) -> bool {
+        if time <= self.safe.reserved {
+            return true;
+        }
+        self.reserve_slow(time)
+    }
+
+    #[inline(never)]
+    fn reserve_slow(&mut self, time: f64) -> bool {
+        // Twice the event's distance past GVT, within the bound: a few reservations per GVT.
+        let gvt = self.gvt.time.as_f64();
+        let ahead = (time + (time - gvt).max(0.0)).min(self.safe.bound.time.as_f64());
+        let wanted = ahead.max(time);
+        self.shared.reserved[self.index]
+            .0
+            .store(wanted.to_bits(), Ordering::SeqCst);
+        if self.shared.pause_asked.load(Ordering::SeqCst) {
+            return false;
+        }
+        self.safe.reserved = wanted;
+        true
+    }
+
+    /// Runs LP `l`'s safe event `key` (see the module docs): the handler, its sends, and
+    /// its commit, with nothing kept to undo it.
+    pub(super) fn execute_safe(&mut self, l: usize, key: EventKey, event: M::Event) {
+        self.sizes.pending -= 1;
+        let n_lps = self.settings.n_lps;
+        let lp = &mut self.lps[l];
+        let id = lp.id;
+        if self.settings.content_hash {
+            let bytes = &mut self.scratch.encoded.0;
+            if !encode_event(&event, bytes) {
+                bytes.clear();
+            }
+            self.content.add_content(&key, id, bytes);
+        }
+        // The event is kept for a failure (it parks) and for the run's observer.
+        let copy = catch_unwind(AssertUnwindSafe(|| event.clone()));
+        let kept = match copy {
+            Ok(kept) => kept,
+            Err(payload) => {
+                let error = SimError::ModelPanic {
+                    lp: id,
+                    time: key.time,
+                    message: format!(
+                        "in Clone (Time Warp copies an event to keep it): {}",
+                        panic_message(payload.as_ref())
+                    ),
+                };
+                self.fail(l, key, event, Undo::Nothing, error, None);
+                return;
+            }
+        };
+        let mut effects = std::mem::take(&mut self.scratch.effects);
+        let mut outputs = std::mem::take(&mut self.scratch.outputs);
+        let mut error = None;
+        let beat = &self.shared.beats[self.index];
+        beat.enter(self.counters.processed, id, key.time);
+        let outcome = {
+            let mut ctx = Ctx::<M>::buffered(
+                id,
+                key,
+                n_lps,
+                &mut lp.meta,
+                &mut effects,
+                &mut outputs,
+                &mut error,
+            );
+            let model = &mut lp.model;
+            catch_unwind(AssertUnwindSafe(|| model.on_event(event, &mut ctx)))
+        };
+        self.counters.processed += 1;
+        beat.leave(self.counters.processed);
+        let failure = match (outcome, error) {
+            (Ok(()), None) => None,
+            (Err(payload), _) => Some((
+                SimError::ModelPanic {
+                    lp: id,
+                    time: key.time,
+                    message: panic_message(payload.as_ref()),
+                },
+                None,
+            )),
+            (Ok(()), Some(error)) => Some((error, Some(outputs.split_off(0)))),
+        };
+        if let Some((error, commit_outputs)) = failure {
+            effects.clear();
+            outputs.clear();
+            self.scratch.effects = effects;
+            self.scratch.outputs = outputs;
+            // Ground rule 5: final, so nothing is restored.
+            self.fail(l, key, kept, Undo::Nothing, error, commit_outputs);
+            return;
+        }
+        // Ground rule 4: the chain is cut after this event.
+        lp.last = NONE;
+        lp.base = NONE;
+        lp.since = 0;
+        lp.newest = key.time.as_f64();
+        lp.load += 1;
+        self.counters.committed += 1;
+        self.counters.safe += 1;
+        self.safe.max_run = self.safe.max_run.max(key);
+        self.trace.add(&key, id);
+        self.last_commit = self.last_commit.max(key.time.as_f64());
+        if self.settings.observe {
+            self.safe.observed.push((key, id, kept));
+        }
+        for output in outputs.drain(..) {
+            self.safe.outputs.push((key, id, output));
+        }
+        self.scratch.outputs = outputs;
+        let cause = key;
+        for effect in effects.drain(..) {
+            match effect {
+                Effect::Send { key, dest, event } => {
+                    if dest == id && self.mail.local.is_empty() {
+                        self.apply_at(l, Msg::Event { key, dest, event });
+                    } else {
+                        self.transmit(Msg::Event { key, dest, event });
+                    }
+                }
+                Effect::Withdraw { dest, key } => {
+                    self.counters.retractions += 1;
+                    self.transmit(Msg::Withdraw { key, dest, cause });
+                }
+                Effect::Move { dest, from, to } => {
+                    self.counters.retractions += 1;
+                    self.transmit(Msg::Move { dest, from, to });
+                }
+            }
+        }
+        self.scratch.effects = effects;
+    }
+
+    /// Hands the outputs and observed events of safe events below `bound` to `batch` and
+    /// `observed` (at a commit).
+    pub(super) fn take_safe(
+        &mut self,
+        bound: EventKey,
+        batch: &mut Vec<(EventKey, LpId, M::Output)>,
+        observed: &mut Vec<(EventKey, LpId, M::Event)>,
+    ) {
+        let ready = self
+            .safe
+            .outputs
+            .partition_point(|(key, _, _)| *key < bound);
+        batch.extend(self.safe.outputs.drain(..ready));
+        let ready = self
+            .safe
+            .observed
+            .partition_point(|(key, _, _)| *key < bound);
+        observed.extend(self.safe.observed.drain(..ready));
+    }
+}
