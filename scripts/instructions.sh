@@ -6,7 +6,10 @@
 #
 #   bash scripts/instructions.sh [path/to/warpsim ...]
 #
-# With several binaries (e.g. before and after a change), each gets its own columns.
+# With several binaries (e.g. before and after a change), each gets its own columns. Time Warp
+# runs twice: as it runs by default (on one thread nearly every event is a safe event, run
+# without optimism's costs) and with --no-safe-events (every event through the optimistic
+# path: state saves, records, effect logs, commit at GVT), when the binary knows that flag.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "instructions.sh: needs valgrind (apt-get install valgrind)" >&2; exit 1; }
@@ -30,9 +33,9 @@ count() { # binary, args... -> "instructions events"
     echo "$refs $events"
 }
 printf '%-38s' "scenario"
-for bin in "${bins[@]}"; do printf ' | %-34s' "$bin"; done
+for bin in "${bins[@]}"; do printf ' | %-50s' "$bin"; done
 printf '\n%-38s' ""
-for _ in "${bins[@]}"; do printf ' | %10s %10s %11s' "sequential" "timewarp:1" "ratio"; done
+for _ in "${bins[@]}"; do printf ' | %10s %10s %7s %10s %7s' "sequential" "timewarp:1" "ratio" "no safe" "ratio"; done
 printf '\n'
 for entry in "${scenarios[@]}"; do
     name=${entry%%|*}; args=${entry#*|}
@@ -44,8 +47,17 @@ for entry in "${scenarios[@]}"; do
             echo "instructions.sh: $name: the kernels committed $seq_events and $tw_events events" >&2
             exit 1
         fi
-        awk -v s="$seq_refs" -v t="$tw_refs" -v e="$seq_events" \
-            'BEGIN { printf " | %10.0f %10.0f %10.2fx", s / e, t / e, t / s }'
+        if "$bin" run phold --help | grep -q -- --no-safe-events; then
+            read -r opt_refs opt_events < <(count "$bin" $args --kernel timewarp --threads 1 --no-safe-events)
+        else
+            opt_refs=$tw_refs opt_events=$tw_events
+        fi
+        if [ "$seq_events" != "$opt_events" ]; then
+            echo "instructions.sh: $name: the kernels committed $seq_events and $opt_events events" >&2
+            exit 1
+        fi
+        awk -v s="$seq_refs" -v t="$tw_refs" -v o="$opt_refs" -v e="$seq_events" \
+            'BEGIN { printf " | %10.0f %10.0f %6.2fx %10.0f %6.2fx", s / e, t / e, t / s, o / e, o / s }'
     done
     printf '\n'
 done

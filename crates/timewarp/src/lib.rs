@@ -39,18 +39,23 @@
 //!
 //! # Design
 //!
-//! LPs are split over worker threads ([`Partition::Block`] by default). Each worker keeps,
-//! per LP, an ordered map of pending events by key (messages name their target by its exact
-//! key, so no handle map is needed; the smallest event sits inline in the LP record and the
-//! others in a small sorted `Vec`, or a `BTreeMap` once there are many, so the usual LP with
-//! one or a few pending events never allocates per event), the list of processed events with a
-//! state save (`Clone` of the model and its random stream) every `k`-th event, and a log of
-//! what each event sent, cancelled and moved; a lazy ladder queue of 16-byte entries orders
-//! the LPs by their smallest pending key. By default each worker adapts `k` at
-//! every GVT from timed samples of a save and of an event and its rollbacks per event
-//! ([`TimeWarp::checkpoint_interval`]). Handlers run with a buffered [`Ctx`](warpsim_core::Ctx) whose
-//! recorded effects the worker turns into messages: to its own LPs through a local FIFO, to
-//! other workers in batches over crossbeam channels.
+//! LPs are split over worker threads ([`Partition::Block`] by default). Each worker keeps
+//! one pending set for all its LPs (a ladder queue of key, LP and event, popped in key order
+//! as the sequential kernel pops its own; messages name their target by its exact key, found
+//! through entries in the LP's record), and one log of what it ran, in execution order: a
+//! record per event, a state save (`Clone` of the model and its random stream) every `k`-th
+//! event of an LP, and what each event sent, cancelled and moved. By default each worker
+//! adapts `k` at every GVT from timed samples of a save and of an event and its rollbacks
+//! per event ([`TimeWarp::checkpoint_interval`]). Handlers run with a buffered
+//! [`Ctx`](warpsim_core::Ctx) whose recorded effects the worker turns into messages: to its
+//! own LPs at once or through a local FIFO, to other workers in batches over crossbeam
+//! channels.
+//!
+//! **Safe events.** An event below every key another worker could still send its worker
+//! cannot be rolled back, so it runs as on the sequential kernel — no state save, record or
+//! effect log — and commits at once ([`TimeWarp::safe_events`]). Each GVT round tells every
+//! worker the smallest report of the others, which it lowers with its own sends to them.
+//! On one thread nearly every event is safe; on several, mostly those of a worker that lags.
 //!
 //! A message for an event at or before an LP's last processed event rolls the LP back:
 //! restore the nearest save, coast forward to the target, put the undone events back, and
@@ -67,7 +72,7 @@
 //!
 //! **Flow control.** `window(Some(w))` runs no event later than `GVT + w`; without a fixed
 //! window each worker adapts its own ([`TimeWarp::adaptive_window`]): halved while more than
-//! a quarter of its work is rolled back, grown by a quarter once less than 5% is but kept
+//! a quarter of its work is rolled back, grown by a quarter once less than 2% is but kept
 //! short of where it last thrashed, never below a few hundred of its events.
 //!
 //! **Memory.** `memory(Some(b))` bounds an estimate of the kernel's storage: pending events,

@@ -154,12 +154,6 @@ impl<M: LogicalProcess> Worker<'_, M> {
             return;
         }
         let bound = self.end_bound();
-        if self.safe.max_run >= bound {
-            eprintln!(
-                "DBG worker {} ran safe {:?} >= pause {:?}",
-                self.index, self.safe.max_run, bound
-            );
-        }
         let mut beyond: Vec<usize> = self
             .logs
             .records

@@ -110,19 +110,24 @@ impl<M: LogicalProcess> Worker<'_, M> {
             && key <= self.logs.records.get(lp.last).key
     }
 
+    /// A new event `key` for this worker's LP `l` (a [`Msg::Event`]; a safe event's sends
+    /// come straight here, without building the message).
+    #[inline]
+    pub(super) fn deliver(&mut self, l: usize, key: EventKey, event: M::Event) {
+        if !self.early_antis.is_empty() && self.early_antis.remove(&(l as u32, key)) {
+            return;
+        }
+        if self.must_roll_back(l, key) {
+            self.rollback(l, key, true);
+        }
+        self.clear_failure(l, key);
+        self.add_pending(l, key, event);
+    }
+
     /// Applies one message to this worker's LP `l`, which it is addressed to.
     pub(super) fn apply_at(&mut self, l: usize, msg: Msg<M::Event>) {
         match msg {
-            Msg::Event { key, event, .. } => {
-                if !self.early_antis.is_empty() && self.early_antis.remove(&(l as u32, key)) {
-                    return;
-                }
-                if self.must_roll_back(l, key) {
-                    self.rollback(l, key, true);
-                }
-                self.clear_failure(l, key);
-                self.add_pending(l, key, event);
-            }
+            Msg::Event { key, event, .. } => self.deliver(l, key, event),
             Msg::Anti { key, .. } => {
                 if self.must_roll_back(l, key) {
                     self.rollback(l, key, false);

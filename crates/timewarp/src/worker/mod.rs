@@ -256,7 +256,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             to_coordinator: parts.to_coordinator,
             port: parts.shared.gvt.port(parts.index),
             gvt: EventKey::init(LpId::new(0)),
-            since_gvt_start: 0,
+            // A round at once: its result gives the first bound for safe events (see
+            // `safe.rs`), which on one thread lets nearly every event run safely.
+            since_gvt_start: settings.gvt_interval,
             window: WindowControl::new(settings.window),
             checkpoint: CheckpointControl::new(settings.checkpoint, settings.adaptive_checkpoint),
             memory: settings.memory.map(MemoryControl::new),

@@ -55,7 +55,7 @@ use warpsim_core::{Ctx, EventKey, LogicalProcess, LpId, SimError};
 use super::Worker;
 use super::log::NONE;
 use super::lp::Undo;
-use crate::message::Msg;
+use crate::message::{Msg, route_of};
 
 /// A worker's safe-event state.
 pub(super) struct Safe<M: LogicalProcess> {
@@ -67,7 +67,6 @@ pub(super) struct Safe<M: LogicalProcess> {
     pub(super) outputs: Vec<(EventKey, LpId, M::Output)>,
     /// Safe events for the run's observer, likewise.
     pub(super) observed: Vec<(EventKey, LpId, M::Event)>,
-    pub(super) max_run: EventKey,
 }
 
 impl<M: LogicalProcess> Safe<M> {
@@ -77,7 +76,6 @@ impl<M: LogicalProcess> Safe<M> {
             reserved: f64::NEG_INFINITY,
             outputs: Vec::new(),
             observed: Vec::new(),
-            max_run: Safe::<M>::void(),
         }
     }
 
@@ -226,7 +224,6 @@ impl<M: LogicalProcess> Worker<'_, M> {
         lp.load += 1;
         self.counters.committed += 1;
         self.counters.safe += 1;
-        self.safe.max_run = self.safe.max_run.max(key);
         self.trace.add(&key, id);
         self.last_commit = self.last_commit.max(key.time.as_f64());
         if self.settings.observe {
@@ -240,10 +237,19 @@ impl<M: LogicalProcess> Worker<'_, M> {
         for effect in effects.drain(..) {
             match effect {
                 Effect::Send { key, dest, event } => {
-                    if dest == id && self.mail.local.is_empty() {
-                        self.apply_at(l, Msg::Event { key, dest, event });
-                    } else {
+                    // As `transmit` would, without building the message: with the local
+                    // queue empty, nothing sent earlier about this key can be overtaken.
+                    if !self.mail.local.is_empty() {
                         self.transmit(Msg::Event { key, dest, event });
+                    } else if dest == id {
+                        self.deliver(l, key, event);
+                    } else {
+                        let (worker, to) = route_of(self.route, dest.index());
+                        if worker as usize == self.index {
+                            self.deliver(to as usize, key, event);
+                        } else {
+                            self.transmit(Msg::Event { key, dest, event });
+                        }
                     }
                 }
                 Effect::Withdraw { dest, key } => {

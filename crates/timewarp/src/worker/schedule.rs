@@ -22,6 +22,15 @@ impl<M: LogicalProcess> Worker<'_, M> {
             };
             self.store.unlist(&mut self.lps[l as usize].slots, gone);
             let time = key.time.as_f64();
+            // A safe event is not optimism: no window, budget or cap holds it back.
+            if time < self.end_time && self.is_safe(l as usize, key) {
+                if let Some(next) = self.store.next_hint() {
+                    self.warm(next as usize);
+                }
+                self.execute_safe(l as usize, key, event);
+                executed += 1;
+                continue;
+            }
             let stall = if time >= self.end_time {
                 Some(None)
             } else if self.logs.records.len() as u64 >= self.records_max && key > self.gvt {
@@ -66,11 +75,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             if let Some(next) = self.store.next_hint() {
                 self.warm(next as usize);
             }
-            if self.is_safe(l, key) {
-                self.execute_safe(l, key, event);
-            } else {
-                self.execute(l, key, event);
-            }
+            self.execute(l, key, event);
             executed += 1;
         }
         self.since_gvt_start += u64::from(executed);
