@@ -196,6 +196,45 @@ fn bad_input_is_one_line_and_non_zero() {
 }
 
 #[test]
+fn safe_events_are_counted_and_change_nothing() {
+    // On one thread nearly every event is a safe event (no state save, even with a save
+    // before every event asked for); with --no-safe-events every event takes the optimistic
+    // path. Same commits either way.
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "phold", "--lps", "64", "--end", "50", "--json"];
+        args.extend(extra);
+        let out = warpsim(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let expected = run(&[]);
+    let timewarp = [
+        "--kernel",
+        "timewarp",
+        "--threads",
+        "1",
+        "--checkpoint-interval",
+        "1",
+    ];
+    let safe = run(&timewarp);
+    let optimistic = run(&[&timewarp[..], &["--no-safe-events"]].concat());
+    for json in [&safe, &optimistic] {
+        assert_eq!(json["trace_hash"], expected["trace_hash"]);
+        assert_eq!(json["events_committed"], expected["events_committed"]);
+    }
+    let count = |json: &serde_json::Value, field: &str| json["timewarp"][field].as_u64().unwrap();
+    let committed = expected["events_committed"].as_u64().unwrap();
+    assert!(count(&safe, "safe_events") * 10 > committed * 9, "{safe}");
+    assert!(count(&safe, "saves") * 10 < committed, "{safe}");
+    assert_eq!(count(&optimistic, "safe_events"), 0);
+    assert_eq!(count(&optimistic, "saves"), count(&optimistic, "processed"));
+}
+
+#[test]
 fn every_window_and_save_setting_commits_the_same_events() {
     let hash = |extra: &[&str]| {
         let mut args = vec!["run", "phold", "--lps", "64", "--end", "50", "--json"];
