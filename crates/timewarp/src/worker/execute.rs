@@ -21,7 +21,6 @@ impl<M: LogicalProcess> Worker<'_, M> {
             // its cause is gone (annihilated, withdrawn or moved), so cancel it now.
             self.flush_deferred(l, |deferred| deferred.cause < key);
         }
-        let n_lps = self.settings.n_lps;
         let checkpoint = self.checkpoint.interval();
         let timed = self.checkpoint.time_this_event();
         let started = timed.then(Instant::now);
@@ -58,41 +57,12 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let saved = timed.then(Instant::now);
         let mut effects = std::mem::take(&mut self.scratch.effects);
         let mut outputs = std::mem::take(&mut self.scratch.outputs);
-        let mut error = None;
-        let beat = &self.shared.beats[self.index];
-        beat.enter(self.counters.processed, lp.id, key.time);
-        let outcome = {
-            let mut ctx = Ctx::<M>::buffered(
-                lp.id,
-                key,
-                n_lps,
-                &mut lp.meta,
-                &mut effects,
-                &mut outputs,
-                &mut error,
-            );
-            let model = &mut lp.model;
-            catch_unwind(AssertUnwindSafe(|| model.on_event(event, &mut ctx)))
-        };
-        self.counters.processed += 1;
-        beat.leave(self.counters.processed);
+        let mut failure = self.run_handler(l, key, event, &mut effects, &mut outputs);
         if let (Some(started), Some(saved)) = (started, saved) {
             let ran = saved.elapsed().as_secs_f64();
             let copied = save.then(|| (saved - started).as_secs_f64());
             self.checkpoint.sampled(copied, ran);
         }
-        let mut failure = match (outcome, error) {
-            (Ok(()), None) => None,
-            (Err(payload), _) => Some((
-                SimError::ModelPanic {
-                    lp: lp.id,
-                    time: key.time,
-                    message: panic_message(payload.as_ref()),
-                },
-                None,
-            )),
-            (Ok(()), Some(error)) => Some((error, Some(outputs.split_off(0)))),
-        };
         let regenerating = failure.is_none()
             && self.settings.lazy
             && self.lps[l].deferred().iter().any(|d| d.cause == key);
@@ -165,6 +135,54 @@ impl<M: LogicalProcess> Worker<'_, M> {
         lp.load += 1;
         self.log_and_send(l, key, &mut effects, regenerating);
         self.scratch.effects = effects;
+    }
+
+    /// Runs LP `l`'s handler on its event `key` with a buffered context whose effects and
+    /// outputs go to `effects` and `outputs`, under `catch_unwind` and the watchdog's
+    /// heartbeat, and counts the event processed. Returns how it failed, if it did: the
+    /// error, and the outputs that commit with it when the handler reported the error itself
+    /// (a bad delay or destination), as on the sequential kernel.
+    #[inline(always)]
+    pub(super) fn run_handler(
+        &mut self,
+        l: usize,
+        key: EventKey,
+        event: M::Event,
+        effects: &mut Vec<Effect<M::Event>>,
+        outputs: &mut Vec<M::Output>,
+    ) -> Option<(SimError, Option<Vec<M::Output>>)> {
+        let n_lps = self.settings.n_lps;
+        let mut error = None;
+        let lp = &mut self.lps[l];
+        let beat = &self.shared.beats[self.index];
+        beat.enter(self.counters.processed, lp.id, key.time);
+        let outcome = {
+            let mut ctx = Ctx::<M>::buffered(
+                lp.id,
+                key,
+                n_lps,
+                &mut lp.meta,
+                effects,
+                outputs,
+                &mut error,
+            );
+            let model = &mut lp.model;
+            catch_unwind(AssertUnwindSafe(|| model.on_event(event, &mut ctx)))
+        };
+        self.counters.processed += 1;
+        beat.leave(self.counters.processed);
+        match (outcome, error) {
+            (Ok(()), None) => None,
+            (Err(payload), _) => Some((
+                SimError::ModelPanic {
+                    lp: lp.id,
+                    time: key.time,
+                    message: panic_message(payload.as_ref()),
+                },
+                None,
+            )),
+            (Ok(()), Some(error)) => Some((error, Some(outputs.split_off(0)))),
+        }
     }
 
     /// Lazy cancellation, first half: marks in `self.scratch.kept` which of a re-executed event's
@@ -316,6 +334,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
             outputs,
         });
         self.lists.failed.push(l as u32);
+        // Its parked event is pending below the store (see `safe.rs`, rule 2).
+        self.void_safe();
         if taken {
             self.collided(l, key);
         }

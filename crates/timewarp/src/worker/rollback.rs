@@ -195,6 +195,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 if !lp.in_deferred {
                     lp.in_deferred = true;
                     self.lists.deferred.push(l as u32);
+                    // A deferred send may still be cancelled (see `safe.rs`, rule 2).
+                    self.void_safe();
                 }
             }
             Logged::Send { key, dest, .. } => self.send_anti(key, dest),

@@ -24,7 +24,8 @@
 //!    only with a commit whose bound passes them.
 //! 2. **What else makes an event unsafe here.** A failed, held or deferring LP anywhere on
 //!    this worker (their parked events and deferred sends are pending work below the store's
-//!    minimum that the other workers' reports do not cover), an LP with rare parts
+//!    minimum that the other workers' reports do not cover: the bound is void from when one
+//!    appears until a GVT finds none), an LP with rare parts
 //!    (withdrawn events, parked ones), a pause or stop at or below the event (nothing at or
 //!    after a pause may be irreversible), and external GVT (a rank of a distributed run,
 //!    where the other ranks' reports are not split per worker).
@@ -50,7 +51,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
 
 use warpsim_core::kernel_api::{Effect, encode_event, panic_message};
-use warpsim_core::{Ctx, EventKey, LogicalProcess, LpId, SimError};
+use warpsim_core::{EventKey, LogicalProcess, LpId, SimError};
 
 use super::Worker;
 use super::log::NONE;
@@ -88,13 +89,18 @@ impl<M: LogicalProcess> Safe<M> {
 impl<M: LogicalProcess> Worker<'_, M> {
     /// Takes the safe bound a new GVT came with (ground rule 1), or voids it.
     pub(super) fn adopt_safe(&mut self, safe: Option<EventKey>) {
+        // Rule 2's lists: checked here, and the bound voided whenever one gains an LP.
+        let quiet = self.lists.failed.is_empty()
+            && self.lists.held.is_empty()
+            && self.lists.deferred.is_empty();
         self.safe.bound = match safe {
-            Some(bound) if self.settings.safe => bound.min(self.end_bound()),
+            Some(bound) if self.settings.safe && quiet => bound.min(self.end_bound()),
             _ => Safe::<M>::void(),
         };
     }
 
-    /// Voids the safe bound (ground rule 1: at a migration, a checkpoint taken in place).
+    /// Voids the safe bound (ground rules 1 and 2: at a migration, a checkpoint taken in
+    /// place, and when a failed, held or deferring LP appears).
     #[inline]
     pub(super) fn void_safe(&mut self) {
         self.safe.bound = Safe::<M>::void();
@@ -110,12 +116,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// Whether LP `l`'s event `key`, just taken from the store, is safe (ground rules 1–3).
     #[inline]
     pub(super) fn is_safe(&mut self, l: usize, key: EventKey) -> bool {
-        key < self.safe.bound
-            && self.lps[l].rare.is_none()
-            && self.lists.failed.is_empty()
-            && self.lists.held.is_empty()
-            && self.lists.deferred.is_empty()
-            && self.reserve(key.time.as_f64())
+        key < self.safe.bound && self.lps[l].rare.is_none() && self.reserve(key.time.as_f64())
     }
 
     /// Makes sure this worker's reservation covers `time` (ground rule 3). Returns `false`
@@ -148,7 +149,6 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// its commit, with nothing kept to undo it.
     pub(super) fn execute_safe(&mut self, l: usize, key: EventKey, event: M::Event) {
         self.sizes.pending -= 1;
-        let n_lps = self.settings.n_lps;
         let lp = &mut self.lps[l];
         let id = lp.id;
         if self.settings.content_hash {
@@ -177,36 +177,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         };
         let mut effects = std::mem::take(&mut self.scratch.effects);
         let mut outputs = std::mem::take(&mut self.scratch.outputs);
-        let mut error = None;
-        let beat = &self.shared.beats[self.index];
-        beat.enter(self.counters.processed, id, key.time);
-        let outcome = {
-            let mut ctx = Ctx::<M>::buffered(
-                id,
-                key,
-                n_lps,
-                &mut lp.meta,
-                &mut effects,
-                &mut outputs,
-                &mut error,
-            );
-            let model = &mut lp.model;
-            catch_unwind(AssertUnwindSafe(|| model.on_event(event, &mut ctx)))
-        };
-        self.counters.processed += 1;
-        beat.leave(self.counters.processed);
-        let failure = match (outcome, error) {
-            (Ok(()), None) => None,
-            (Err(payload), _) => Some((
-                SimError::ModelPanic {
-                    lp: id,
-                    time: key.time,
-                    message: panic_message(payload.as_ref()),
-                },
-                None,
-            )),
-            (Ok(()), Some(error)) => Some((error, Some(outputs.split_off(0)))),
-        };
+        let failure = self.run_handler(l, key, event, &mut effects, &mut outputs);
         if let Some((error, commit_outputs)) = failure {
             effects.clear();
             outputs.clear();
@@ -217,6 +188,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             return;
         }
         // Ground rule 4: the chain is cut after this event.
+        let lp = &mut self.lps[l];
         lp.last = NONE;
         lp.base = NONE;
         lp.since = 0;

@@ -105,6 +105,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
         if held && !lp.in_held {
             lp.in_held = true;
             self.lists.held.push(l as u32);
+            // Its parked events are pending below the store (see `safe.rs`, rule 2).
+            self.void_safe();
         }
     }
 
