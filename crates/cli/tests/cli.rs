@@ -195,22 +195,25 @@ fn bad_input_is_one_line_and_non_zero() {
     );
 }
 
+/// `warpsim run phold --lps 64 --end 50 --json` with `extra` flags: its JSON (it must succeed).
+fn small_phold(extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["run", "phold", "--lps", "64", "--end", "50", "--json"];
+    args.extend(extra);
+    let out = warpsim(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn safe_events_are_counted_and_change_nothing() {
     // On one thread nearly every event is a safe event (no state save, even with a save
     // before every event asked for); with --no-safe-events every event takes the optimistic
     // path. Same commits either way.
-    let run = |extra: &[&str]| {
-        let mut args = vec!["run", "phold", "--lps", "64", "--end", "50", "--json"];
-        args.extend(extra);
-        let out = warpsim(&args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
-    };
+    let run = small_phold;
     let expected = run(&[]);
     let timewarp = [
         "--kernel",
@@ -237,16 +240,10 @@ fn safe_events_are_counted_and_change_nothing() {
 #[test]
 fn every_window_and_save_setting_commits_the_same_events() {
     let hash = |extra: &[&str]| {
-        let mut args = vec!["run", "phold", "--lps", "64", "--end", "50", "--json"];
-        args.extend(extra);
-        let out = warpsim(&args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        json["trace_hash"].as_str().unwrap().to_string()
+        small_phold(extra)["trace_hash"]
+            .as_str()
+            .unwrap()
+            .to_string()
     };
     let expected = hash(&[]);
     for window in ["auto", "none", "0.5"] {
