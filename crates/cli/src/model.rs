@@ -127,6 +127,14 @@ pub trait Model: Args + Serialize + Clone + std::fmt::Debug + Send + Sync + 'sta
         }
     }
 
+    /// The model's lookahead ([`RunConfig::lookahead`](warpsim_core::RunConfig::lookahead)):
+    /// the least delay of any event an LP sends to another LP, cancels or moves there.
+    /// 0 by default (no promise). Every kernel checks it; Time Warp on threads runs more
+    /// events without optimism's costs the larger it is.
+    fn lookahead(&self) -> f64 {
+        0.0
+    }
+
     /// The LPs of one run, in LP-id order.
     ///
     /// # Errors
@@ -335,7 +343,8 @@ impl<M: Model> Scenario for UserArgs<M> {
             .params
             .build()
             .map_err(|error| anyhow::anyhow!(error))?;
-        let config = run_config(&self.kernel, seed, self.params.end_time());
+        let config = run_config(&self.kernel, seed, self.params.end_time())
+            .lookahead(self.params.lookahead());
         let mut outputs: Vec<Committed<OutputOf<M>>> = Vec::new();
         let run = run_on_kernel(&self.kernel, config, lps, &mut outputs, primary)?;
         let mut outcome = Outcome::from_result(run);

@@ -29,6 +29,28 @@ pub enum TimeError {
     },
 }
 
+/// What an LP did that broke the run's lookahead ([`SimError::Lookahead`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub enum Breach {
+    /// It sent an event to another LP.
+    Sent,
+    /// It cancelled an event it had sent to another LP.
+    Cancelled,
+    /// It moved an event it had sent to another LP.
+    Moved,
+}
+
+impl std::fmt::Display for Breach {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Breach::Sent => "sent",
+            Breach::Cancelled => "cancelled",
+            Breach::Moved => "moved",
+        })
+    }
+}
+
 /// Why a run stopped early. None of these can be resumed: the run is over, but the
 /// [`RunError`] that carries it also carries the [`Report`] of what was done, and every output
 /// committed before the error has already reached the sink.
@@ -61,6 +83,27 @@ pub enum SimError {
         dest: LpId,
         /// How many LPs the run has.
         n_lps: u32,
+    },
+    /// An LP broke the run's lookahead ([`RunConfig::lookahead`](crate::RunConfig::lookahead)):
+    /// it sent an event to another LP, or cancelled or moved one it had sent there, less
+    /// than the lookahead ahead of its own time.
+    #[error(
+        "{lp} at time {time}: {what} an event of {dest} at time {at}, before {earliest} (its time plus the lookahead)"
+    )]
+    Lookahead {
+        /// The LP whose handler made the call.
+        lp: LpId,
+        /// Its simulation time.
+        time: Time,
+        /// What it did.
+        what: Breach,
+        /// The other LP.
+        dest: LpId,
+        /// The time of the event it sent, cancelled or moved (for a move, the time it was at
+        /// when that was too close, else the time it was moved to).
+        at: f64,
+        /// The earliest time the lookahead allowed: the LP's time plus the lookahead.
+        earliest: f64,
     },
     /// A chain of more than `u32::MAX` zero-delay events: the model never lets time advance.
     #[error(

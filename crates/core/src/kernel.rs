@@ -36,6 +36,10 @@ pub struct RunConfig {
     pub pause_at: Option<f64>,
     /// Pause once this many events are committed in all (default: never).
     pub pause_after: Option<u64>,
+    /// The model's lookahead: a promise that no LP sends an event to *another* LP (or
+    /// cancels or moves one it sent there) less than this far ahead of its own time
+    /// (default 0: no promise; see [`RunConfig::lookahead`]).
+    pub lookahead: f64,
 }
 
 impl RunConfig {
@@ -50,6 +54,7 @@ impl RunConfig {
             stop: None,
             pause_at: None,
             pause_after: None,
+            lookahead: 0.0,
         }
     }
 
@@ -98,6 +103,38 @@ impl RunConfig {
         self
     }
 
+    /// Declares the model's *lookahead*, as ROSS's `g_tw_lookahead` does: every event an LP
+    /// sends to another LP happens at least `lookahead` after the time of the event that
+    /// sent it, and so does every event it cancels or moves there, before and after the
+    /// move. (Events an LP sends to itself are free of it.)
+    ///
+    /// Every kernel checks the promise: a send, cancel or move that breaks it stops the run
+    /// with [`SimError::Lookahead`], the same on every kernel. The results are otherwise the
+    /// same with or without it; what changes is speed. Time Warp on threads runs every event
+    /// that lies within the lookahead of what the other threads may still do without
+    /// optimism's costs (no state save, no rollback record), as a conservative kernel would.
+    ///
+    /// ```
+    /// use warpsim_core::{Ctx, Kernel, LogicalProcess, RunConfig, Sequential, SimError};
+    /// #[derive(Clone)]
+    /// struct Relay;
+    /// impl LogicalProcess for Relay {
+    ///     type Event = ();
+    ///     type Output = ();
+    ///     fn init(&mut self, ctx: &mut Ctx<Self>) {
+    ///         if ctx.me().get() == 0 { ctx.send(1u32, 0.05, ()); }
+    ///     }
+    ///     fn on_event(&mut self, _: (), _: &mut Ctx<Self>) {}
+    /// }
+    /// let config = RunConfig::new(1).lookahead(0.1);
+    /// let error = Sequential::new(config).run(vec![Relay, Relay], &mut Vec::new()).unwrap_err();
+    /// assert!(matches!(error.error, SimError::Lookahead { .. }));
+    /// ```
+    pub fn lookahead(mut self, lookahead: f64) -> RunConfig {
+        self.lookahead = lookahead;
+        self
+    }
+
     /// Turns on critical-path analysis.
     pub fn critical_path(mut self, cost_model: CostModel) -> RunConfig {
         self.critical_path = Some(cost_model);
@@ -108,8 +145,15 @@ impl RunConfig {
     ///
     /// # Errors
     ///
-    /// [`SimError::Config`] when the end time or the pause time is NaN or negative.
+    /// [`SimError::Config`] when the end time or the pause time is NaN or negative, or the
+    /// lookahead is NaN, negative or infinite.
     pub fn validate(&self) -> Result<(), SimError> {
+        if !self.lookahead.is_finite() || self.lookahead < 0.0 {
+            return Err(SimError::Config(format!(
+                "lookahead must be a finite non-negative number, got {}",
+                self.lookahead
+            )));
+        }
         if self.end_time.is_nan() || self.end_time < 0.0 {
             return Err(SimError::Config(format!(
                 "end time must be a non-negative number, got {}",

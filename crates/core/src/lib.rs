@@ -113,7 +113,9 @@
 //!   vanishes and the speedup approaches the available parallelism. Few LPs with much
 //!   work each, little communication between LPs far apart in time, and lookahead (messages
 //!   sent well into the future) all help; zero-delay chains across LPs and one busy LP
-//!   that everyone talks to hurt.
+//!   that everyone talks to hurt. Declare the lookahead ([`RunConfig::lookahead`]): Time
+//!   Warp then runs the events within it of what the other threads may still send as the
+//!   sequential kernel does, without state saves or records.
 //!
 //! The crate has no `unsafe` code.
 
@@ -138,7 +140,7 @@ pub use checkpoint::{
     Checkpoint, CheckpointError, CheckpointHeader, CheckpointLabel, Ending, FORMAT_VERSION,
     PendingEvent, Start, read_checkpoint_header,
 };
-pub use error::{RunError, SimError, TimeError};
+pub use error::{Breach, RunError, SimError, TimeError};
 pub use finish::{FinishCtx, Finished};
 pub use kernel::{Kernel, RunConfig};
 pub use kinds::{Addr, Kind, Member};

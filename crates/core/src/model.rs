@@ -3,7 +3,7 @@
 
 use warpsim_queue::Handle;
 
-use crate::error::SimError;
+use crate::error::{Breach, SimError};
 use crate::pending::{Live, Pending, PendingQueue};
 use crate::relocations::Relocations;
 use crate::rng::LpRng;
@@ -343,6 +343,10 @@ pub struct Ctx<'a, M: LogicalProcess> {
     pub(crate) first_id: u64,
     pub(crate) me: LpId,
     pub(crate) n_lps: u32,
+    /// The earliest time this handler may send, cancel or move another LP's event at: the
+    /// event's time plus the run's lookahead (`RunConfig::lookahead`), computed once per event
+    /// rather than once per send.
+    pub(crate) horizon: f64,
     pub(crate) meta: &'a mut LpMeta,
     pub(crate) backend: Backend<'a, M::Event>,
     pub(crate) outputs: &'a mut Vec<M::Output>,
@@ -395,11 +399,18 @@ impl<'a, M: LogicalProcess> Ctx<'a, M> {
             first_id: 0,
             me: lp,
             n_lps,
+            horizon: key.time.as_f64(),
             meta,
             backend: Backend::Buffered(effects),
             outputs,
             error,
         }
+    }
+
+    /// Sets the run's lookahead ([`RunConfig::lookahead`](crate::RunConfig::lookahead)),
+    /// which this context then enforces. For kernels, as [`Ctx::buffered`] is.
+    pub fn set_lookahead(&mut self, lookahead: f64) {
+        self.horizon = self.key.time.as_f64() + lookahead;
     }
 }
 
@@ -451,7 +462,38 @@ impl<M: LogicalProcess> Ctx<'_, M> {
         }
     }
 
-    fn key_after(&self, delay: f64) -> Result<(Time, u32), SimError> {
+    /// Whether an event of LP `dest` at `at` is too close for this handler to send, cancel or
+    /// move under the run's lookahead (events of the LP itself are free of it).
+    #[inline]
+    fn breaks_lookahead(&self, dest: LpId, at: Time) -> bool {
+        // Three instructions on the hot path: an event at or after the horizon, which is
+        // every event when there is no lookahead. Only one before it asks whose it is.
+        at.as_f64() < self.horizon && self.not_mine(dest)
+    }
+
+    /// Whether `dest` is another LP (out of line, so that the common case above stays one
+    /// comparison: the compiler otherwise computes both sides of the `&&` up front).
+    #[cold]
+    #[inline(never)]
+    fn not_mine(&self, dest: LpId) -> bool {
+        dest != self.me
+    }
+
+    #[cold]
+    fn lookahead_error(&self, what: Breach, dest: LpId, at: Time) -> SimError {
+        SimError::Lookahead {
+            lp: self.me,
+            time: self.key.time,
+            what,
+            dest,
+            at: at.as_f64(),
+            earliest: self.horizon,
+        }
+    }
+
+    /// The (time, age) of an event `delay` from now for LP `dest`, which the handler `what`
+    /// (for the lookahead's error).
+    fn key_after(&self, delay: f64, dest: LpId, what: Breach) -> Result<(Time, u32), SimError> {
         let time = self
             .key
             .time
@@ -462,6 +504,9 @@ impl<M: LogicalProcess> Ctx<'_, M> {
                 delay,
                 reason,
             })?;
+        if self.breaks_lookahead(dest, time) {
+            return Err(self.lookahead_error(what, dest, time));
+        }
         // An event at the sender's own time must still come after the event that caused it.
         let age = if time == self.key.time {
             self.key
@@ -523,7 +568,7 @@ impl<M: LogicalProcess> Ctx<'_, M> {
         let placed = if to.get() >= self.n_lps {
             Err(self.unknown(to))
         } else {
-            self.key_at(at)
+            self.key_at(at, to)
         };
         let sent = match placed {
             Ok((time, age)) => self.place(to, time, age, event),
@@ -545,7 +590,7 @@ impl<M: LogicalProcess> Ctx<'_, M> {
     }
 
     /// The (time, age) of an event at absolute time `at`.
-    fn key_at(&self, at: f64) -> Result<(Time, u32), SimError> {
+    fn key_at(&self, at: f64, dest: LpId) -> Result<(Time, u32), SimError> {
         let now = self.key.time;
         let bad = |reason| SimError::BadDelay {
             lp: self.me,
@@ -559,6 +604,9 @@ impl<M: LogicalProcess> Ctx<'_, M> {
                 at,
                 now: now.as_f64(),
             }));
+        }
+        if self.breaks_lookahead(dest, time) {
+            return Err(self.lookahead_error(Breach::Sent, dest, time));
         }
         let age = if time == now {
             self.key
@@ -589,7 +637,7 @@ impl<M: LogicalProcess> Ctx<'_, M> {
             let error = self.unknown(to);
             return Err(SendError { error, event });
         }
-        let (time, age) = match self.key_after(delay) {
+        let (time, age) = match self.key_after(delay, to, Breach::Sent) {
             Ok(time_age) => time_age,
             Err(error) => return Err(SendError { error, event }),
         };
@@ -708,35 +756,38 @@ impl<M: LogicalProcess> Ctx<'_, M> {
     /// now never happen; `false` if it already happened, was already cancelled, or was sent by
     /// another LP (only the sender may cancel).
     pub fn cancel(&mut self, handle: EventHandle) -> bool {
-        let me = self.me;
-        match &mut self.backend {
+        let (current, located) = match &self.backend {
             Backend::Direct {
                 queue, relocations, ..
-            } => match Self::locate(queue, relocations, me, &handle) {
-                Some((queue_handle, current)) => {
-                    // Kept as a buffered kernel keeps it, so that a checkpoint of this run
-                    // continues on any kernel (which answers `cancel` from this record).
-                    self.meta
-                        .retractions
-                        .record(handle.key.max(current), None, self.key);
-                    queue.cancel(queue_handle).is_some()
-                }
-                None => false,
+            } => match Self::locate(queue, relocations, self.me, &handle) {
+                Some((queue_handle, current)) => (current, Some(queue_handle)),
+                None => return false,
             },
-            Backend::Buffered(_) => {
-                let Some(current) = self.pending_key(&handle) else {
-                    return false;
-                };
-                let now = self.key;
-                self.meta
-                    .retractions
-                    .record(handle.key.max(current), None, now);
-                if let Backend::Buffered(effects) = &mut self.backend {
-                    effects.push(Effect::Withdraw {
-                        dest: handle.dest,
-                        key: current,
-                    });
-                }
+            Backend::Buffered(_) => match self.pending_key(&handle) {
+                Some(current) => (current, None),
+                None => return false,
+            },
+        };
+        if self.breaks_lookahead(handle.dest, current.time) {
+            let error = self.lookahead_error(Breach::Cancelled, handle.dest, current.time);
+            self.refuse(error);
+            return false;
+        }
+        // Kept by the sequential kernel too, so that a checkpoint of this run continues on any
+        // kernel (which answers `cancel` from this record).
+        let now = self.key;
+        self.meta
+            .retractions
+            .record(handle.key.max(current), None, now);
+        match &mut self.backend {
+            Backend::Direct { queue, .. } => {
+                located.is_some_and(|queue_handle| queue.cancel(queue_handle).is_some())
+            }
+            Backend::Buffered(effects) => {
+                effects.push(Effect::Withdraw {
+                    dest: handle.dest,
+                    key: current,
+                });
                 true
             }
         }
@@ -758,7 +809,13 @@ impl<M: LogicalProcess> Ctx<'_, M> {
                 None => return false,
             },
         };
-        let (time, age) = match self.key_after(delay) {
+        // Under a lookahead, both where the event is and where it goes must be far enough.
+        if self.breaks_lookahead(handle.dest, current.time) {
+            let error = self.lookahead_error(Breach::Moved, handle.dest, current.time);
+            self.refuse(error);
+            return false;
+        }
+        let (time, age) = match self.key_after(delay, handle.dest, Breach::Moved) {
             Ok(time_age) => time_age,
             Err(error) => {
                 self.refuse(error);

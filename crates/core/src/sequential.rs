@@ -517,6 +517,7 @@ impl Sequential {
         let mut longest = 0.0f64;
         let max_events = config.max_events.unwrap_or(u64::MAX);
         let end_time = config.end_time;
+        let lookahead = config.lookahead;
 
         let mut committed: u64 = 0;
         let mut last_time = 0.0f64;
@@ -546,6 +547,7 @@ impl Sequential {
                     first_id: 0,
                     me: lp,
                     n_lps,
+                    horizon: lookahead,
                     meta: &mut slot.meta,
                     backend: Backend::Direct {
                         queue: &mut queue,
@@ -678,6 +680,7 @@ impl Sequential {
                 first_id: 0,
                 me: dest,
                 n_lps,
+                horizon: key.time.as_f64() + lookahead,
                 meta: &mut slot.meta,
                 backend: Backend::Direct {
                     queue: &mut queue,

@@ -286,6 +286,57 @@ fn unknown_destination_is_a_typed_error() {
     assert!(error.to_string().contains("unknown LP 9"), "{error}");
 }
 
+/// Sends to itself at no delay and to the next LP exactly `gap` ahead, `hops` times.
+#[derive(Clone)]
+struct Stride {
+    gap: f64,
+}
+
+impl LogicalProcess for Stride {
+    type Event = u32;
+    type Output = ();
+    fn init(&mut self, ctx: &mut Ctx<Self>) {
+        if ctx.me().get() == 0 {
+            ctx.schedule(0.0, 6);
+        }
+    }
+    fn on_event(&mut self, hops: u32, ctx: &mut Ctx<Self>) {
+        if hops > 0 {
+            let next = (ctx.me().get() + 1) % ctx.n_lps();
+            ctx.schedule(0.0, 0);
+            ctx.send(next, self.gap, hops - 1);
+        }
+    }
+}
+
+#[test]
+fn the_lookahead_binds_sends_to_other_lps_only_and_is_validated() {
+    let run = |gap: f64, lookahead: f64| {
+        Sequential::new(RunConfig::new(1).lookahead(lookahead))
+            .run(vec![Stride { gap }; 3], &mut Discard)
+    };
+    // Exactly the lookahead is allowed, and sends to itself at no delay are too.
+    assert_eq!(run(0.25, 0.25).unwrap().events_committed, 13);
+    let error = run(0.2, 0.25).unwrap_err();
+    assert!(
+        matches!(&error.error, SimError::Lookahead { lp, dest, at, .. }
+            if *lp == LpId::new(0) && *dest == LpId::new(1) && *at == 0.2),
+        "{error}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("sent an event of LP 1 at time 0.2, before 0.25"),
+        "{error}"
+    );
+    // The event that broke it commits, as one with a bad delay does.
+    assert_eq!(error.partial.events_committed, 1);
+    for bad in [f64::NAN, -1.0, f64::INFINITY] {
+        let error = run(0.25, bad).unwrap_err();
+        assert!(matches!(error.error, SimError::Config(_)), "{error}");
+    }
+}
+
 #[test]
 fn a_panicking_handler_is_reported_with_its_lp() {
     let error = misbehave(1.0, 0, Some(3.0));

@@ -285,7 +285,9 @@ impl TimeWarp {
     /// still send it (known at each GVT, lowered by the worker's own sends to the others)
     /// is run as the sequential kernel runs it, with no state save, record or effect log,
     /// and commits at once. On one thread almost every event is such a *safe* event; on
-    /// several, mostly the events of a worker that lags behind the others.
+    /// several, mostly the events of a worker that lags behind the others, or, when the
+    /// model declares a lookahead (`RunConfig::lookahead`), every event within it of what
+    /// the others may still send.
     /// [`TimeWarpStats::safe_events`](crate::TimeWarpStats::safe_events) counts them. A stop
     /// or periodic checkpoint asked for while the run runs pauses past the times reserved
     /// for them, at most about twice the span the run runs ahead of GVT. Not used across

@@ -284,6 +284,7 @@ impl TimeWarp {
             snapshots: false,
             // Over MPI the other ranks' reports are not split per worker (see `gvt.rs`).
             safe: self.safe_events && !gateway,
+            lookahead: self.config.lookahead,
         }
     }
 }
@@ -334,6 +335,7 @@ where
             &mut outputs,
             &mut error,
         );
+        ctx.set_lookahead(config.lookahead);
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| model.init(&mut ctx))) {
             // A panicking init does not commit: its outputs are dropped, but (as on the
             // sequential kernel) the sends it made before panicking count as pending.

@@ -41,6 +41,8 @@ pub(crate) struct Settings {
     /// Run events no rollback can reach without optimism's costs (`worker/safe.rs`; threads
     /// only).
     pub(crate) safe: bool,
+    /// The run's lookahead (`RunConfig::lookahead`): it widens the safe bound (`safe.rs`).
+    pub(crate) lookahead: f64,
 }
 
 /// The error that stops every worker, and the key up to which they commit.

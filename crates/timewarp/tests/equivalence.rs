@@ -5,7 +5,10 @@
 
 mod common;
 
-use common::{Canceller, Cascade, Chaos, Countdown, check_equivalent, seeds};
+use common::{
+    Canceller, Cascade, Chaos, Countdown, check_equivalent, check_equivalent_config, seeds,
+};
+use warpsim_core::RunConfig;
 use warpsim_models::phold::PholdParams;
 
 #[test]
@@ -19,9 +22,13 @@ fn phold_matches_the_sequential_kernel() {
             lookahead: if seed % 4 == 0 { 0.0 } else { 0.1 },
             ..PholdParams::default()
         };
-        let (r, _) = check_equivalent("phold", seed, params.end, 64 * 1024, || {
-            params.build().unwrap()
-        });
+        // Half the runs declare PHOLD's lookahead, so that safe events use it.
+        let mut config = RunConfig::new(seed).end_time(params.end).content_hash(true);
+        if seed % 2 == 1 {
+            config = config.lookahead(params.lookahead);
+        }
+        let (r, _) =
+            check_equivalent_config("phold", config, 64 * 1024, || params.build().unwrap());
         rollbacks += r;
     }
     // The runs were optimistic for real, not accidentally sequential.
@@ -46,9 +53,11 @@ fn safe_events_on_several_threads_change_nothing() {
             lookahead: 0.2,
             ..PholdParams::default()
         };
-        let config = warpsim_core::RunConfig::new(seed)
-            .end_time(params.end)
-            .content_hash(true);
+        // Every other seed declares PHOLD's lookahead: the bounds then reach further.
+        let mut config = RunConfig::new(seed).end_time(params.end).content_hash(true);
+        if seed % 2 == 1 {
+            config = config.lookahead(params.lookahead);
+        }
         let (expected, expected_outputs) = sequential(config.clone(), params.build().unwrap());
         let expected = expected.unwrap();
         for threads in [2, 3] {
@@ -118,7 +127,6 @@ fn phold_with_a_watchdog_matches_the_sequential_kernel() {
 #[test]
 fn a_watchdog_pushed_back_on_itself_costs_no_rollback() {
     use common::timewarp;
-    use warpsim_core::RunConfig;
     use warpsim_timewarp::{Cancellation, TimeWarp};
 
     let params = PholdParams {
@@ -200,7 +208,6 @@ fn drained_runs_match_the_sequential_kernel() {
 #[test]
 fn load_balancing_keeps_the_committed_events() {
     use common::{sequential, timewarp};
-    use warpsim_core::RunConfig;
     use warpsim_timewarp::{Cancellation, Partition, TimeWarp};
 
     fn skewed(lps: usize, threads: usize) -> Partition {

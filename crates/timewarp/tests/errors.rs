@@ -5,7 +5,7 @@
 mod common;
 
 use common::{Misbehave, sequential, timewarp};
-use warpsim_core::{Ctx, Discard, Kernel, LogicalProcess, LpId, RunConfig, SimError};
+use warpsim_core::{Breach, Ctx, Discard, Kernel, LogicalProcess, LpId, RunConfig, SimError};
 use warpsim_timewarp::{Cancellation, TimeWarp};
 
 #[test]
@@ -136,10 +136,131 @@ fn bad_settings_are_refused() {
         window.contains("optimism window") && !window.contains("--"),
         "{window}"
     );
+    for lookahead in [f64::NAN, -0.5, f64::INFINITY] {
+        let message = refused(TimeWarp::new(RunConfig::new(1).lookahead(lookahead)));
+        assert!(message.contains("lookahead"), "{message}");
+    }
     let error = TimeWarp::new(RunConfig::new(1))
         .run(Vec::<Phantom>::new(), &mut Discard)
         .unwrap_err();
     assert_eq!(error.error, SimError::NoLps);
+}
+
+/// Ticks every time unit and pings its neighbour half a unit ahead, which is the run's
+/// lookahead; LP 2 breaks it at time 3 in one of three ways (`how`): a ping a tenth of a
+/// unit ahead, a cancel of a ping at 3.5 from time 3.2, or a move of it to 3.55 from 3.2.
+#[derive(Clone)]
+struct Hasty {
+    how: u8,
+    ping: Option<warpsim_core::EventHandle>,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+enum Ha {
+    Tick,
+    Ping,
+    Regret,
+}
+
+impl LogicalProcess for Hasty {
+    type Event = Ha;
+    type Output = (u32, f64);
+    fn init(&mut self, ctx: &mut Ctx<Self>) {
+        ctx.schedule(1.0, Ha::Tick);
+    }
+    fn on_event(&mut self, event: Ha, ctx: &mut Ctx<Self>) {
+        let me = ctx.me().get();
+        let next = LpId::new((me + 1) % ctx.n_lps());
+        ctx.emit((me, ctx.now().as_f64()));
+        match event {
+            Ha::Tick if me == 2 && ctx.now().as_f64() == 3.0 => {
+                ctx.schedule(1.0, Ha::Tick);
+                if self.how == 0 {
+                    ctx.send(next, 0.1, Ha::Ping);
+                } else {
+                    // Allowed here (half a unit ahead); the regret at 3.2 is not.
+                    self.ping = Some(ctx.send(next, 0.5, Ha::Ping));
+                    ctx.schedule(0.2, Ha::Regret);
+                }
+            }
+            Ha::Tick => {
+                ctx.schedule(1.0, Ha::Tick);
+                ctx.send(next, 0.5, Ha::Ping);
+            }
+            Ha::Ping => {
+                // Its own events are free of the lookahead.
+                ctx.schedule(0.0, Ha::Regret);
+            }
+            Ha::Regret => {
+                if let Some(mut ping) = self.ping.take() {
+                    if self.how == 1 {
+                        ctx.cancel(ping);
+                    } else {
+                        ctx.reschedule(&mut ping, 0.35);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_broken_lookahead_stops_every_kernel_alike() {
+    for how in 0..3 {
+        let lps = || vec![Hasty { how, ping: None }; 5];
+        let config = RunConfig::new(1).end_time(8.0).content_hash(true);
+        // Without the promise, the same model runs to its end.
+        let (fine, _) = sequential(config.clone(), lps());
+        let fine = fine.unwrap_or_else(|error| panic!("how {how}: {error}"));
+        assert_eq!(fine.stop_reason, warpsim_core::StopReason::EndTime);
+        let config = config.lookahead(0.5);
+        let (expected, expected_outputs) = sequential(config.clone(), lps());
+        let expected = expected.unwrap_err();
+        match &expected.error {
+            SimError::Lookahead {
+                lp,
+                time,
+                what,
+                dest,
+                at,
+                earliest,
+            } => {
+                assert_eq!((*lp, *dest), (LpId::new(2), LpId::new(3)));
+                let (when, did, reached) = [
+                    (3.0, Breach::Sent, 3.1),
+                    (3.2, Breach::Cancelled, 3.5),
+                    (3.2, Breach::Moved, 3.5),
+                ][how as usize];
+                assert_eq!((time.as_f64(), *what, *at), (when, did, reached));
+                assert_eq!(*earliest, when + 0.5);
+            }
+            other => panic!("how {how}: unexpected {other:?}"),
+        }
+        for threads in 1..=4 {
+            for safe in [true, false] {
+                let kernel = TimeWarp::new(config.clone())
+                    .threads(threads)
+                    .safe_events(safe);
+                let (result, outputs, _) = timewarp(&kernel, lps());
+                let error = result.unwrap_err();
+                let what = format!("how {how}, {threads} threads, safe events {safe}");
+                assert_eq!(error.to_string(), expected.to_string(), "{what}");
+                assert_eq!(
+                    error.partial.events_committed, expected.partial.events_committed,
+                    "{what}"
+                );
+                assert_eq!(
+                    error.partial.trace_hash, expected.partial.trace_hash,
+                    "{what}"
+                );
+                assert_eq!(
+                    error.partial.content_hash, expected.partial.content_hash,
+                    "{what}"
+                );
+                assert_eq!(outputs, expected_outputs, "{what}");
+            }
+        }
+    }
 }
 
 #[test]

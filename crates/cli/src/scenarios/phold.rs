@@ -74,7 +74,8 @@ impl BuiltinModel for PholdParams {
     }
 
     fn run_once(&self, kernel: &KernelArgs, seed: u64, primary: bool) -> Result<Outcome> {
-        let config = run_config(kernel, seed, self.end);
+        // Every delay is at least the lookahead: the kernels may rely on it (and check it).
+        let config = run_config(kernel, seed, self.end).lookahead(self.lookahead);
         if self.watchdog > 0.0 {
             // Each LP reports its count of timeouts at the end.
             let lps = self.build_watched()?;

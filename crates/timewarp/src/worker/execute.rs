@@ -166,6 +166,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 outputs,
                 &mut error,
             );
+            ctx.set_lookahead(self.settings.lookahead);
             let model = &mut lp.model;
             catch_unwind(AssertUnwindSafe(|| model.on_event(event, &mut ctx)))
         };

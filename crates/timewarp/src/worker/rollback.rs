@@ -59,6 +59,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 &mut outputs,
                 &mut error,
             );
+            ctx.set_lookahead(self.settings.lookahead);
             // The first run of this event succeeded and handlers are deterministic, so this
             // re-run does too; its effects and outputs stand from the first run.
             let _ = catch_unwind(AssertUnwindSafe(|| model.on_event(event, &mut ctx)));

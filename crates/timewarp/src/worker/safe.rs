@@ -22,6 +22,15 @@
 //!    and a checkpoint taken in place. A GVT published after a safe event ran may still be
 //!    below it (the worker may have reported a smaller minimum before), so its outputs leave
 //!    only with a commit whose bound passes them.
+//!
+//!    **Lookahead.** With a lookahead `L` (`RunConfig::lookahead`, which every kernel
+//!    enforces), a message from another worker comes at least `L` after the event that sent
+//!    it: such a message always goes to another LP (an LP lives on one worker, and a
+//!    migration voids the bound), and so do the cancels and moves it carries. The bound is
+//!    then the smallest key at `L` past the minimum of the reports and sends above. Since
+//!    the bound goes stale as the other workers move on, a worker that meets an event past
+//!    it after [`EAGER_ROUND`] events asks for the next GVT round at once rather than after
+//!    the usual interval.
 //! 2. **What else makes an event unsafe here.** A failed, held or deferring LP anywhere on
 //!    this worker (their parked events and deferred sends are pending work below the store's
 //!    minimum that the other workers' reports do not cover: the bound is void from when one
@@ -51,12 +60,19 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
 
 use warpsim_core::kernel_api::{Effect, encode_event, panic_message};
-use warpsim_core::{EventKey, LogicalProcess, LpId, SimError};
+use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, Time};
 
 use super::Worker;
 use super::log::NONE;
 use super::lp::Undo;
 use crate::message::{Msg, route_of};
+
+/// With a lookahead, the events after which a worker whose next event lies past its safe
+/// bound asks for a GVT round (for a fresher bound) instead of waiting for the usual
+/// interval. Measured on PHOLD with 1,024 and 16,384 LPs on 2 threads (BENCHMARKS.md,
+/// "Lookahead"): at 32 the rounds cost more than the safe events they bring, at 2,048 the
+/// bound is stale most of the time.
+pub(super) const EAGER_ROUND: u64 = 128;
 
 /// A worker's safe-event state.
 pub(super) struct Safe<M: LogicalProcess> {
@@ -86,6 +102,20 @@ impl<M: LogicalProcess> Safe<M> {
     }
 }
 
+/// The smallest key `lookahead` after `key`'s time (ground rule 1's lookahead): a message
+/// caused by an event at `key` on another worker comes no earlier. `key` itself when there
+/// is no lookahead or the sum is not a finite time.
+fn widen(key: EventKey, lookahead: f64) -> EventKey {
+    if lookahead <= 0.0 {
+        return key;
+    }
+    // Rounding is monotonic: an event at `t ≥ key.time` sends at `t + d ≥ key.time + lookahead`
+    // (for `d ≥ lookahead`) in floating point too.
+    Time::new(key.time.as_f64() + lookahead).map_or(key, |time| {
+        EventKey::new(time, 0, LpId::new(0), Time::ZERO, 0)
+    })
+}
+
 impl<M: LogicalProcess> Worker<'_, M> {
     /// Takes the safe bound a new GVT came with (ground rule 1), or voids it.
     pub(super) fn adopt_safe(&mut self, safe: Option<EventKey>) {
@@ -94,7 +124,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
             && self.lists.held.is_empty()
             && self.lists.deferred.is_empty();
         self.safe.bound = match safe {
-            Some(bound) if self.settings.safe && quiet => bound.min(self.end_bound()),
+            Some(bound) if self.settings.safe && quiet => {
+                widen(bound, self.settings.lookahead).min(self.end_bound())
+            }
             _ => Safe::<M>::void(),
         };
     }
@@ -109,7 +141,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// A send to another worker at `stamp`: a reply may come back at any key above it.
     #[inline]
     pub(super) fn sent_away(&mut self, stamp: EventKey) {
-        self.safe.bound = self.safe.bound.min(stamp);
+        self.safe.bound = self.safe.bound.min(widen(stamp, self.settings.lookahead));
         self.port.sent_away(stamp);
     }
 
@@ -151,12 +183,10 @@ impl<M: LogicalProcess> Worker<'_, M> {
         self.sizes.pending -= 1;
         let lp = &mut self.lps[l];
         let id = lp.id;
-        if self.settings.content_hash {
-            let bytes = &mut self.scratch.encoded.0;
-            if !encode_event(&event, bytes) {
-                bytes.clear();
-            }
-            self.content.add_content(&key, id, bytes);
+        // Encoded before the handler takes the event, added once it has run: a failed event
+        // that commits joins the content hash at the end of the run (`add_failed_content`).
+        if self.settings.content_hash && !encode_event(&event, &mut self.scratch.encoded.0) {
+            self.scratch.encoded.0.clear();
         }
         // The event is kept for a failure (it parks) and for the run's observer.
         let copy = catch_unwind(AssertUnwindSafe(|| event.clone()));
@@ -197,6 +227,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
         self.counters.committed += 1;
         self.counters.safe += 1;
         self.trace.add(&key, id);
+        if self.settings.content_hash {
+            self.content.add_content(&key, id, &self.scratch.encoded.0);
+        }
         self.last_commit = self.last_commit.max(key.time.as_f64());
         if self.settings.observe {
             self.safe.observed.push((key, id, kept));

@@ -3,6 +3,7 @@
 
 use warpsim_core::{EventKey, LogicalProcess};
 
+use super::safe::EAGER_ROUND;
 use super::{SLICE, Worker};
 use crate::control::MemoryControl;
 
@@ -30,6 +31,14 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 self.execute_safe(l as usize, key, event);
                 executed += 1;
                 continue;
+            }
+            if key >= self.safe.bound
+                && self.settings.lookahead > 0.0
+                && self.settings.safe
+                && self.since_gvt_start + u64::from(executed) >= EAGER_ROUND
+            {
+                // A fresher bound would likely cover it (see `safe.rs`, "Lookahead").
+                self.since_gvt_start = self.since_gvt_start.max(self.settings.gvt_interval);
             }
             let stall = if time >= self.end_time {
                 Some(None)

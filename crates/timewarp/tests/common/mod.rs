@@ -96,6 +96,22 @@ where
 {
     // The content hash too: the same events must have been handed the same contents.
     let config = RunConfig::new(seed).end_time(end).content_hash(true);
+    check_equivalent_config(name, config, memory, make)
+}
+
+/// [`check_equivalent`] with the run's whole configuration (its seed picks the kernels).
+pub fn check_equivalent_config<M, F>(
+    name: &str,
+    config: RunConfig,
+    memory: u64,
+    make: F,
+) -> (u64, u64)
+where
+    M: LogicalProcess,
+    M::Output: PartialEq + Debug,
+    F: Fn() -> Vec<M>,
+{
+    let seed = config.seed;
     let (expected, expected_outputs) = sequential(config.clone(), make());
     let expected = expected.unwrap_or_else(|error| panic!("{name} seed {seed}: {error}"));
     assert!(expected.content_hash.is_some());
