@@ -34,6 +34,8 @@ scenarios=(
     "PHOLD 16,384 LPs end 100|run phold --lps 16384 --end 100"
     "PHOLD 16,384 LPs end 20 --work 1000|run phold --lps 16384 --end 20 --work 1000"
     "Sharks 2,048 8x8 end 2000|run sharks --creatures 2048 --sectors 8x8 --end 2000"
+    # Long enough (2 s) for a thread that waits for a core to give way (60 ms to decide).
+    "PHOLD 16,384 LPs end 1000|run phold --lps 16384 --end 1000"
 )
 # One run: "wall cpu" (wall from the report, CPU user + system of the process).
 one() {

@@ -294,6 +294,11 @@ pub(crate) struct TimewarpArgs {
     /// alone (threads only; results are the same).
     #[arg(long)]
     pub(crate) no_safe_events: bool,
+    /// A thread that waits for a core (another process takes it) more than this share of
+    /// the last 30 ms hands all its LPs to the thread that waits least
+    /// (threads only, Linux; `never` to keep them where they are; results are the same).
+    #[arg(long, value_name = "SHARE|never", default_value = "0.4", value_parser = parse_give_way)]
+    pub(crate) give_way: GiveWay,
     /// With `--kernel mpi`: give up (on every rank) when other ranks are silent this long.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     pub(crate) mpi_timeout: f64,
@@ -308,6 +313,22 @@ pub(crate) enum WindowArg {
     Off,
     /// A fixed window (simulated time).
     Fixed(f64),
+}
+
+/// `--give-way`: the share of time a thread may wait for a core, or never.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct GiveWay(pub(crate) Option<f64>);
+
+fn parse_give_way(text: &str) -> Result<GiveWay, String> {
+    match text {
+        "never" => Ok(GiveWay(None)),
+        number => match number.parse::<f64>() {
+            Ok(share) if (0.0..=1.0).contains(&share) => Ok(GiveWay(Some(share))),
+            _ => Err(format!(
+                "expected a share of time between 0 and 1, or `never`, got `{number}`"
+            )),
+        },
+    }
 }
 
 fn parse_window(text: &str) -> Result<WindowArg, String> {

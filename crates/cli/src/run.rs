@@ -413,6 +413,7 @@ pub(crate) fn timewarp_kernel(
         .adaptive_window(args.window == WindowArg::Auto)
         .load_balancing(args.balance)
         .safe_events(!args.no_safe_events)
+        .give_way(args.give_way.0)
         // The kernel's own default would `eprintln!`, which panics on a closed stderr.
         .on_warning(std::sync::Arc::new(
             |warning: &warpsim_timewarp::Warning| {

@@ -22,8 +22,14 @@ pub(crate) struct Settings {
     pub(crate) adaptive_window: bool,
     pub(crate) memory: Option<u64>,
     pub(crate) gvt_interval: u64,
-    /// Dynamic load balancing (threads only).
+    /// LPs may migrate between workers (threads only): for load balancing or when a worker
+    /// waits for a core (`give_way`). Every worker then takes part in migrations to the end.
     pub(crate) balance: bool,
+    /// Move LPs from the busiest worker to the idlest (`TimeWarp::load_balancing`).
+    pub(crate) load_balancing: bool,
+    /// Move all LPs off a worker that waited for a core more than this share of the time
+    /// (`TimeWarp::give_way`).
+    pub(crate) give_way: Option<f64>,
     pub(crate) end_time: f64,
     pub(crate) n_lps: u32,
     /// Fingerprint committed events' contents too (`RunConfig::content_hash`).
@@ -64,6 +70,9 @@ pub(crate) struct Gauge {
     pub(crate) committed: AtomicU64,
     /// Events processed so far, as of the worker's last GVT (the progress hook).
     pub(crate) processed: AtomicU64,
+    /// Nanoseconds the worker's thread waited for a core so far, as of its last look
+    /// (`TimeWarp::give_way`).
+    pub(crate) waited: AtomicU64,
 }
 
 /// State shared by all workers and the coordinator.

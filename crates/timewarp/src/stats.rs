@@ -87,7 +87,8 @@ pub struct TimeWarpStats {
     pub peak_memory_bytes: u64,
     /// Per-thread figures.
     pub per_thread: Vec<ThreadStats>,
-    /// Load-balancing migrations (each moves LPs from the busiest worker to the idlest).
+    /// Migrations: load balancing (each moves LPs from the busiest worker to the idlest) and
+    /// threads that gave way (each moves all of one worker's LPs; `TimeWarp::give_way`).
     pub migrations: u64,
     /// LPs moved by them.
     pub lps_migrated: u64,
@@ -142,6 +143,14 @@ impl fmt::Display for TimeWarpStats {
             "peak memory       {:.1} MiB (estimate)",
             self.peak_memory_bytes as f64 / (1024.0 * 1024.0)
         )?;
+        if self.migrations > 0 {
+            // Load balancing, or threads that gave way (`TimeWarp::give_way`).
+            writeln!(
+                f,
+                "migrations        {} ({} LPs moved)",
+                self.migrations, self.lps_migrated
+            )?;
+        }
         let balance: Vec<String> = self
             .per_thread
             .iter()

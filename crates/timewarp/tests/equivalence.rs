@@ -97,6 +97,39 @@ fn safe_events_on_several_threads_change_nothing() {
     assert!(safe > 0, "no safe event in {processed}");
 }
 
+/// A thread that gives way (`TimeWarp::give_way`, here at once) hands all its LPs to
+/// another and idles: the run commits what the sequential kernel commits, and the LPs moved.
+#[test]
+fn a_thread_that_gives_way_hands_over_all_its_lps() {
+    use common::{sequential, timewarp};
+    use warpsim_timewarp::{Partition, TimeWarp};
+    let params = PholdParams {
+        lps: 64,
+        end: 300.0,
+        ..PholdParams::default()
+    };
+    let config = RunConfig::new(5)
+        .end_time(params.end)
+        .content_hash(true)
+        .lookahead(params.lookahead);
+    let (expected, expected_outputs) = sequential(config.clone(), params.build().unwrap());
+    let expected = expected.unwrap();
+    let kernel = TimeWarp::new(config)
+        .threads(2)
+        .partition(Partition::Block)
+        .gvt_interval(16)
+        .give_way(Some(0.0));
+    let (result, outputs, stats) = timewarp(&kernel, params.build().unwrap());
+    let report = result.unwrap();
+    assert_eq!(report.trace_hash, expected.trace_hash);
+    assert_eq!(report.content_hash, expected.content_hash);
+    assert!(outputs == expected_outputs);
+    // One worker's 32 LPs, all of them (a load-balancing move keeps at least one).
+    assert_eq!((stats.migrations, stats.lps_migrated), (1, 32), "{stats}");
+    let lps: Vec<usize> = stats.per_thread.iter().map(|thread| thread.lps).collect();
+    assert!(lps == [64, 0] || lps == [0, 64], "{stats}");
+}
+
 /// PHOLD with a timeout per LP that every event pushes back (`reschedule` on almost every
 /// event, and a cancelled-and-re-armed timer whenever one fires): the issue-13 watchdog row.
 #[test]

@@ -15,6 +15,13 @@ use crate::sync::quiesce;
 const BALANCE_EVERY: u32 = 16;
 const IMBALANCE: f64 = 1.15;
 
+/// How often each worker reads how long it waited for a core, and worker 0 compares them
+/// (`TimeWarp::give_way`): at the first GVT this long after the last look.
+const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// The looks a decision to give way spans (see [`Worker::consider_giving_way`]): 60 ms.
+const LOOKS: usize = 12;
+
 impl<M: LogicalProcess> Worker<'_, M> {
     /// Worker 0, every [`BALANCE_EVERY`] GVTs: if the busiest worker committed more than
     /// [`IMBALANCE`] times the mean since the last decision, plans to move load from it to
@@ -25,6 +32,10 @@ impl<M: LogicalProcess> Worker<'_, M> {
             return;
         }
         self.balance.gvts_since_balance = 0;
+        // Once a worker gave way, balancing would only hand it load again.
+        if !self.settings.load_balancing || !self.balance.emptied.is_empty() {
+            return;
+        }
         let now: Vec<u64> = self
             .shared
             .gauges
@@ -64,6 +75,93 @@ impl<M: LogicalProcess> Worker<'_, M> {
             .plan
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((from, to, amount));
+        self.shared.gvt.request_migration();
+    }
+
+    /// Every [`LOOK_EVERY`], publishes how long this worker's thread has waited for a core
+    /// so far, and worker 0 compares them (`TimeWarp::give_way`).
+    pub(super) fn note_waiting(&mut self) {
+        let Some(share) = self.settings.give_way else {
+            return;
+        };
+        let now = std::time::Instant::now();
+        if self
+            .balance
+            .noted_at
+            .is_some_and(|then| now.duration_since(then) < LOOK_EVERY)
+        {
+            return;
+        }
+        self.balance.noted_at = Some(now);
+        if let Some(waited) = waited_for_a_core() {
+            self.shared.gauges[self.index]
+                .waited
+                .store(waited, Ordering::Relaxed);
+        }
+        if self.index == 0 {
+            self.consider_giving_way(share, now);
+        }
+    }
+
+    /// Worker 0: whether a worker that still holds LPs waited for a core more than `share`
+    /// of the time over the last [`LOOKS`] looks (at once when `share` is 0, and only when
+    /// no migration is pending); if so, plans to move all its LPs to the worker that waited
+    /// least and asks for a migration with the next GVT. Over several looks, because on a
+    /// machine that is otherwise quiet both threads still wait now and then for a few
+    /// milliseconds at a time (40–75 % of one 5 ms look, measured here), which must not
+    /// move anything; a process that keeps a core busy makes each of 2 threads wait about a
+    /// third of the time, steadily.
+    fn consider_giving_way(&mut self, share: f64, now: std::time::Instant) {
+        if self.shared.gvt.migrations() != self.balance.migrations_done {
+            return;
+        }
+        let waited: Vec<u64> = self
+            .shared
+            .gauges
+            .iter()
+            .map(|gauge| gauge.waited.load(Ordering::Relaxed))
+            .collect();
+        let looks = &mut self.balance.looks;
+        looks.push_back((now, waited.clone()));
+        if looks.len() <= LOOKS && share > 0.0 {
+            return;
+        }
+        let Some((then, marks)) = looks.pop_front() else {
+            return;
+        };
+        let wall = now.duration_since(then).as_nanos().max(1) as f64;
+        let shares: Vec<(usize, f64)> = waited
+            .iter()
+            .zip(&marks)
+            .enumerate()
+            .filter(|(worker, _)| !self.balance.emptied.contains(worker))
+            .map(|(worker, (now, mark))| (worker, now.saturating_sub(*mark) as f64 / wall))
+            .collect();
+        if shares.len() < 2 {
+            return;
+        }
+        let by_share = |a: &&(usize, f64), b: &&(usize, f64)| a.1.total_cmp(&b.1);
+        let (mut from, worst) = *shares.iter().max_by(by_share).expect("two workers");
+        let (to, _) = *shares.iter().min_by(by_share).expect("two workers");
+        if from == to {
+            // All alike (a forced look, or nothing measured): any other one.
+            from = shares
+                .iter()
+                .map(|(worker, _)| *worker)
+                .find(|&worker| worker != to)
+                .expect("two workers");
+        }
+        if share > 0.0 && worst <= share {
+            return;
+        }
+        // The next decision measures afresh, without the workers' waits before this move.
+        self.balance.looks.clear();
+        self.balance.emptied.push(from);
+        *self
+            .shared
+            .plan
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((from, to, u64::MAX));
         self.shared.gvt.request_migration();
     }
 
@@ -172,7 +270,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
     }
 
     /// Source side of a migration: takes LPs, most loaded first, until about `amount` of
-    /// load has left (keeping at least one LP). Returns them with their pending events and
+    /// load has left (keeping at least one LP, unless `amount` is `u64::MAX`: all of them). Returns them with their pending events and
     /// early antimessages; the events of the LPs that stay wait in `limbo` for
     /// [`Worker::rebuild`] (LP indices change here).
     pub(super) fn extract(&mut self, amount: u64) -> Vec<Transfer<M>> {
@@ -181,7 +279,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let mut chosen = Vec::new();
         let mut moved = 0;
         for l in order {
-            if moved >= amount || chosen.len() + 1 >= self.lps.len() {
+            if moved >= amount || (amount != u64::MAX && chosen.len() + 1 >= self.lps.len()) {
                 break;
             }
             moved += self.lps[l].load;
@@ -313,4 +411,12 @@ impl<M: LogicalProcess> Worker<'_, M> {
             }
         }
     }
+}
+
+/// Nanoseconds this thread has waited for a core (runnable, not running) since it started:
+/// the second field of Linux's `/proc/thread-self/schedstat`. `None` where there is no such
+/// file.
+fn waited_for_a_core() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
 }

@@ -105,8 +105,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
         if gvt == key_max() || gvt.time.as_f64() >= self.end_time {
             return true;
         }
-        if self.settings.balance && self.index == 0 {
-            self.consider_balancing();
+        if self.settings.balance {
+            self.note_waiting();
+            if self.index == 0 {
+                self.consider_balancing();
+            }
         }
         for &l in &self.lists.failed {
             let lp = &mut self.lps[l as usize];

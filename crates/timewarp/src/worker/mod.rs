@@ -217,6 +217,12 @@ struct Balance<'a, M: LogicalProcess> {
     limbo: Vec<(LpId, EventKey, M::Event)>,
     gvts_since_balance: u32,
     load_marks: Vec<u64>,
+    /// When this worker last read how long it waited for a core (`give_way`).
+    noted_at: Option<std::time::Instant>,
+    /// Worker 0: the workers' waits for a core at its last looks, and the workers it has
+    /// emptied (`give_way`).
+    looks: std::collections::VecDeque<(std::time::Instant, Vec<u64>)>,
+    emptied: Vec<usize>,
     transfer: &'a Mutex<Vec<Transfer<M>>>,
 }
 
@@ -282,6 +288,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 limbo: Vec::new(),
                 gvts_since_balance: 0,
                 load_marks: Vec::new(),
+                noted_at: None,
+                looks: std::collections::VecDeque::new(),
+                emptied: Vec::new(),
                 transfer: parts.transfer,
             },
             records_max: crate::control::RECORDS_MAX.max(4 * settings.gvt_interval),
@@ -349,8 +358,12 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 self.start_round();
             }
             if executed == 0 {
-                // Idle or throttled: a GVT round is what can unblock us.
-                self.start_round();
+                // Idle or throttled: a GVT round is what can unblock us. (A worker without
+                // LPs, which gave way, waits for the others' rounds: it has nothing to
+                // unblock, and its rounds would only interrupt the worker doing the work.)
+                if !self.lps.is_empty() {
+                    self.start_round();
+                }
                 if self.shared.gvt.must_report(&self.port).is_some() {
                     // Report first (nobody would wake us for a round we have not reported
                     // in: we might be the last).

@@ -42,7 +42,7 @@ pub fn timewarp<M: LogicalProcess>(
 
 /// The Time Warp configurations every equivalence test runs: 1–4 threads, both cancellation
 /// modes, state saves every event, every third event and at the adaptive interval, plus a
-/// tiny optimism window and a tiny memory budget. `seed` picks the partition and GVT interval, to vary them cheaply.
+/// tiny optimism window, a tiny memory budget and threads that give way at once. `seed` picks the partition and GVT interval, to vary them cheaply.
 pub fn kernels(config: &RunConfig, seed: u64, memory: u64) -> Vec<TimeWarp> {
     let mut kernels = Vec::new();
     let partition = if seed.is_multiple_of(2) {
@@ -81,6 +81,14 @@ pub fn kernels(config: &RunConfig, seed: u64, memory: u64) -> Vec<TimeWarp> {
             .threads(2)
             .checkpoint_interval(2)
             .memory(Some(memory)),
+    );
+    // Threads that give way at once (`TimeWarp::give_way`): all of one worker's LPs move at
+    // the first GVT, and more every 5 ms, until one worker holds them all.
+    kernels.push(
+        TimeWarp::new(config.clone())
+            .threads(3)
+            .gvt_interval(gvt_interval)
+            .give_way(Some(0.0)),
     );
     kernels
 }
