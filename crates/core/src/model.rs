@@ -491,8 +491,8 @@ impl<M: LogicalProcess> Ctx<'_, M> {
         }
     }
 
-    /// The (time, age) of an event `delay` from now for LP `dest`, which the handler `what`
-    /// (for the lookahead's error).
+    /// The (time, age) of an event `delay` from now for LP `dest`; `what` the handler does
+    /// with it names the breach if it is too close under the lookahead.
     fn key_after(&self, delay: f64, dest: LpId, what: Breach) -> Result<(Time, u32), SimError> {
         let time = self
             .key
@@ -623,7 +623,8 @@ impl<M: LogicalProcess> Ctx<'_, M> {
     ///
     /// # Errors
     ///
-    /// [`SimError::BadDelay`], [`SimError::UnknownLp`], [`SimError::ZeroDelayChain`] or
+    /// [`SimError::BadDelay`], [`SimError::UnknownLp`], [`SimError::ZeroDelayChain`],
+    /// [`SimError::Lookahead`] (another LP, sooner than the run's lookahead) or
     /// [`SimError::QueueFull`], with the event.
     #[inline]
     pub fn try_send(
@@ -754,7 +755,9 @@ impl<M: LogicalProcess> Ctx<'_, M> {
 
     /// Cancels an event this LP sent. Returns `true` if the event was still pending and will
     /// now never happen; `false` if it already happened, was already cancelled, or was sent by
-    /// another LP (only the sender may cancel).
+    /// another LP (only the sender may cancel). Under a lookahead
+    /// ([`RunConfig::lookahead`](crate::RunConfig::lookahead)), cancelling another LP's event
+    /// sooner than the lookahead from now stops the run with [`SimError::Lookahead`].
     pub fn cancel(&mut self, handle: EventHandle) -> bool {
         let (current, located) = match &self.backend {
             Backend::Direct {
@@ -795,7 +798,8 @@ impl<M: LogicalProcess> Ctx<'_, M> {
 
     /// Moves a pending event this LP sent to `delay` from now, and updates `handle` to match.
     /// Returns `false` (and changes nothing) when the event is no longer pending or was sent by
-    /// another LP; see [`Ctx::cancel`]. A bad delay stops the run, as in [`Ctx::send`].
+    /// another LP; see [`Ctx::cancel`]. A bad delay stops the run, as in [`Ctx::send`], and
+    /// so does moving another LP's event from or to sooner than the run's lookahead.
     pub fn reschedule(&mut self, handle: &mut EventHandle, delay: f64) -> bool {
         let (current, located) = match &self.backend {
             Backend::Direct {

@@ -70,8 +70,8 @@ use crate::message::{Msg, route_of};
 /// With a lookahead, the events after which a worker whose next event lies past its safe
 /// bound asks for a GVT round (for a fresher bound) instead of waiting for the usual
 /// interval. Measured on PHOLD with 1,024 and 16,384 LPs on 2 threads (BENCHMARKS.md,
-/// "Lookahead"): at 32 the rounds cost more than the safe events they bring, at 2,048 the
-/// bound is stale most of the time.
+/// "Lookahead"): at 32 or 64 the rounds cost more than the safe events they bring, at 2,048
+/// the bound is stale most of the time.
 pub(super) const EAGER_ROUND: u64 = 128;
 
 /// A worker's safe-event state.
