@@ -182,6 +182,14 @@ fn bad_input_is_one_line_and_non_zero() {
         &["run", "phold", "--kernel", "mpi", "--mpi-timeout", "0"],
         "--mpi-timeout",
     );
+    for share in ["1.5", "-0.1", "sometimes"] {
+        assert_fails(
+            &["run", "phold", "--kernel", "timewarp", "--give-way", share],
+            "--give-way",
+        );
+    }
+    // A lookahead PHOLD's own delays cannot keep is refused as a parameter, before the run.
+    assert_fails(&["run", "phold", "--lookahead", "2", "--mean", "1"], "mean");
     assert_fails(
         &[
             "run",
@@ -206,6 +214,28 @@ fn small_phold(extra: &[&str]) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_thread_that_gives_way_hands_over_its_lps_and_changes_nothing() {
+    let expected = small_phold(&[]);
+    let two = [
+        "--kernel",
+        "timewarp",
+        "--threads",
+        "2",
+        "--gvt-interval",
+        "8",
+    ];
+    let given = small_phold(&[&two[..], &["--give-way", "0"]].concat());
+    let kept = small_phold(&[&two[..], &["--give-way", "never"]].concat());
+    for json in [&given, &kept] {
+        assert_eq!(json["trace_hash"], expected["trace_hash"]);
+        assert_eq!(json["events_committed"], expected["events_committed"]);
+    }
+    // `0` moves one thread's LPs, all 32 of them, at the first look; `never` moves none.
+    assert_eq!(given["timewarp"]["lps_migrated"], 32, "{given}");
+    assert_eq!(kept["timewarp"]["lps_migrated"], 0, "{kept}");
 }
 
 #[test]
