@@ -753,27 +753,39 @@ impl<M: LogicalProcess> Ctx<'_, M> {
             .filter(|current| *current > self.key)
     }
 
+    /// The current key of a still-pending event this LP sent, and (sequential kernel) its
+    /// queue handle; `None` when `handle` names no such event (see [`Ctx::cancel`]).
+    fn still_pending(&self, handle: &EventHandle) -> Option<(EventKey, Option<Handle>)> {
+        match &self.backend {
+            Backend::Direct {
+                queue, relocations, ..
+            } => Self::locate(queue, relocations, self.me, handle)
+                .map(|(queue_handle, current)| (current, Some(queue_handle))),
+            Backend::Buffered(_) => self.pending_key(handle).map(|current| (current, None)),
+        }
+    }
+
+    /// Whether `what` on LP `dest`'s event at `at` breaks the run's lookahead; if so, the run
+    /// stops with [`SimError::Lookahead`] once the handler returns.
+    fn refuse_too_close(&mut self, what: Breach, dest: LpId, at: Time) -> bool {
+        let too_close = self.breaks_lookahead(dest, at);
+        if too_close {
+            let error = self.lookahead_error(what, dest, at);
+            self.refuse(error);
+        }
+        too_close
+    }
+
     /// Cancels an event this LP sent. Returns `true` if the event was still pending and will
     /// now never happen; `false` if it already happened, was already cancelled, or was sent by
     /// another LP (only the sender may cancel). Under a lookahead
     /// ([`RunConfig::lookahead`](crate::RunConfig::lookahead)), cancelling another LP's event
     /// sooner than the lookahead from now stops the run with [`SimError::Lookahead`].
     pub fn cancel(&mut self, handle: EventHandle) -> bool {
-        let (current, located) = match &self.backend {
-            Backend::Direct {
-                queue, relocations, ..
-            } => match Self::locate(queue, relocations, self.me, &handle) {
-                Some((queue_handle, current)) => (current, Some(queue_handle)),
-                None => return false,
-            },
-            Backend::Buffered(_) => match self.pending_key(&handle) {
-                Some(current) => (current, None),
-                None => return false,
-            },
+        let Some((current, located)) = self.still_pending(&handle) else {
+            return false;
         };
-        if self.breaks_lookahead(handle.dest, current.time) {
-            let error = self.lookahead_error(Breach::Cancelled, handle.dest, current.time);
-            self.refuse(error);
+        if self.refuse_too_close(Breach::Cancelled, handle.dest, current.time) {
             return false;
         }
         // Kept by the sequential kernel too, so that a checkpoint of this run continues on any
@@ -801,22 +813,11 @@ impl<M: LogicalProcess> Ctx<'_, M> {
     /// another LP; see [`Ctx::cancel`]. A bad delay stops the run, as in [`Ctx::send`], and
     /// so does moving another LP's event from or to sooner than the run's lookahead.
     pub fn reschedule(&mut self, handle: &mut EventHandle, delay: f64) -> bool {
-        let (current, located) = match &self.backend {
-            Backend::Direct {
-                queue, relocations, ..
-            } => match Self::locate(queue, relocations, self.me, handle) {
-                Some((queue_handle, current)) => (current, Some(queue_handle)),
-                None => return false,
-            },
-            Backend::Buffered(_) => match self.pending_key(handle) {
-                Some(current) => (current, None),
-                None => return false,
-            },
+        let Some((current, located)) = self.still_pending(handle) else {
+            return false;
         };
         // Under a lookahead, both where the event is and where it goes must be far enough.
-        if self.breaks_lookahead(handle.dest, current.time) {
-            let error = self.lookahead_error(Breach::Moved, handle.dest, current.time);
-            self.refuse(error);
+        if self.refuse_too_close(Breach::Moved, handle.dest, current.time) {
             return false;
         }
         let (time, age) = match self.key_after(delay, handle.dest, Breach::Moved) {
