@@ -105,7 +105,7 @@ impl TimeWarp {
         let mut owned: Vec<Owned<M>> = (0..threads)
             .map(|worker| Owned {
                 lps: Vec::with_capacity(lps_of[worker]),
-                store: Store::with_capacity(events_of[worker]),
+                store: Store::with_capacity(events_of[worker], lps_of[worker]),
             })
             .collect();
         while let (Some(id), Some((model, meta)), Some(mut events)) =
@@ -114,11 +114,11 @@ impl TimeWarp {
             let (_, worker) = self.place(id.index(), n_lps as usize, placement);
             lps_of[worker] -= 1;
             let l = lps_of[worker] as u32;
-            let mut lp = LpState::new(id, model, meta);
+            let lp = LpState::new(id, model, meta);
             let part = &mut owned[worker];
             while let Some((key, event)) = events.pop_first() {
                 // `init`'s sets refuse duplicate keys already.
-                let _ = part.store.push(l, &mut lp.slots, key, event);
+                let _ = part.store.push(l, key, event);
             }
             part.lps.push(lp);
             // An eighth at a time: a large buffer shrinks in place (its pages are unmapped),

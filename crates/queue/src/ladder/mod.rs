@@ -392,6 +392,32 @@ impl<K: Key, V> LadderQueue<K, V> {
             .filter_map(|slot| slot.data.as_ref().map(|(key, value)| (*key, value)))
     }
 
+    /// The handle of every pending entry, in no particular order (slab order): for a pass
+    /// over what is pending that then changes some of it through
+    /// [`get_mut`](PendingSet::get_mut) (the optimistic kernel lists the events it queued
+    /// without an index this way).
+    ///
+    /// ```
+    /// use warpsim_queue::{LadderQueue, PendingSet};
+    /// let mut queue = LadderQueue::new();
+    /// for key in [3u64, 1, 2] {
+    ///     queue.push(key, key * 10).unwrap();
+    /// }
+    /// queue.pop();
+    /// let handles: Vec<_> = queue.handles().collect();
+    /// let mut seen: Vec<u64> = handles.iter().map(|&h| queue.get(h).unwrap().0).collect();
+    /// seen.sort();
+    /// assert_eq!(seen, [2, 3]);
+    /// ```
+    pub fn handles(&self) -> impl Iterator<Item = Handle> + '_ {
+        self.slots.iter().enumerate().filter_map(|(slot, entry)| {
+            entry.data.is_occupied().then_some(Handle {
+                slot: slot as u32,
+                generation: entry.generation,
+            })
+        })
+    }
+
     /// Slot index of a live handle.
     #[inline]
     fn live_slot(&self, handle: Handle) -> Option<usize> {

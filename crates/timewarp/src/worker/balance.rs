@@ -295,9 +295,6 @@ impl<M: LogicalProcess> Worker<'_, M> {
         moving_ids.extend(chosen.iter().map(|&l| self.lps[l].id));
         let mut leaving: std::collections::HashMap<LpId, Vec<(EventKey, M::Event)>> =
             std::collections::HashMap::with_capacity(chosen.len());
-        for lp in &mut self.lps {
-            lp.slots.clear();
-        }
         for (key, l, event) in self.store.drain() {
             let id = self.lps[l as usize].id;
             if moving_ids.contains(&id) {
@@ -344,6 +341,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// LPs' new indices), the lists of LPs in each state, the size counts, and the early
     /// antimessages (`extra`, by LP id, plus any kept by [`Worker::extract`]).
     pub(super) fn rebuild(&mut self, extra: Vec<(LpId, EventKey)>) {
+        self.store.fit(self.lps.len());
+        self.recount_newest();
         self.lists.deferred.clear();
         self.lists.withdrawn.clear();
         self.lists.failed.clear();

@@ -23,10 +23,10 @@ impl<M: LogicalProcess> Worker<'_, M> {
         while position < self.lists.deferred.len() {
             let l = self.lists.deferred[position] as usize;
             if self.settings.lazy {
-                let gone: Vec<EventKey> = self.lps[l]
-                    .deferred()
-                    .iter()
-                    .map(|d| d.cause)
+                let causes: Vec<EventKey> =
+                    self.lps[l].deferred().iter().map(|d| d.cause).collect();
+                let gone: Vec<EventKey> = causes
+                    .into_iter()
                     .filter(|cause| !self.has_pending(l, cause))
                     .collect();
                 if !gone.is_empty() {

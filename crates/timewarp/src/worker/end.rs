@@ -218,9 +218,6 @@ impl<M: LogicalProcess> Worker<'_, M> {
         for l in 0..self.lps.len() {
             self.unpark(l);
         }
-        for lp in &mut self.lps {
-            lp.slots.clear();
-        }
         for (key, _, _) in self.store.drain() {
             if key.time.as_f64() == end_time {
                 self.counters.at_end_time += 1;
@@ -279,9 +276,6 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 self.unpark(l);
             }
             // In key order, so each LP's list is too.
-            for lp in &mut self.lps {
-                lp.slots.clear();
-            }
             for (key, l, event) in self.store.drain() {
                 pending[l as usize].push(PendingEvent {
                     key,
@@ -290,7 +284,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 });
             }
         }
-        self.store = Store::with_capacity(0);
+        self.store = Store::with_capacity(0, 0);
         self.logs = Logs::default();
         let mut finals = Vec::with_capacity(self.lps.len());
         while let Some(lp) = self.lps.pop() {

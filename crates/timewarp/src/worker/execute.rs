@@ -9,7 +9,7 @@ use warpsim_core::{Ctx, EventKey, LogicalProcess, SimError};
 
 use super::Worker;
 use super::log::{Rec, Status};
-use super::lp::{Failure, Logged, Undo};
+use super::lp::{Failure, Logged, Undo, fingerprint};
 use crate::message::Msg;
 
 impl<M: LogicalProcess> Worker<'_, M> {
@@ -132,7 +132,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
         lp.base = base;
         lp.since = since;
         lp.newest = key.time.as_f64();
+        lp.last_key = fingerprint(&key);
         lp.load += 1;
+        self.newest_max = self.newest_max.max(lp.newest);
         self.log_and_send(l, key, &mut effects, regenerating);
         self.scratch.effects = effects;
     }

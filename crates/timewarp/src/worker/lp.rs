@@ -9,7 +9,6 @@ use warpsim_core::kernel_api::LpMeta;
 use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, Time};
 
 use super::log::{NONE, Saved, Seq};
-use super::store::Slots;
 
 /// What a processed event did to the event set.
 pub(super) enum Logged<E> {
@@ -61,6 +60,18 @@ pub(super) struct Failure<O> {
     pub(super) commits: bool,
 }
 
+/// A key's fields but its time folded into 64 bits (each step `h = (h ⊕ field)·K`, `K`
+/// odd, is a bijection, so distinct keys at one time share a fingerprint with a chance of
+/// about 2⁻⁶⁴, as distinct sends share an identity). The causal identity alone is not
+/// enough: a rescheduled event keeps its identity, and the ids of different senders and
+/// ages may meet.
+#[inline]
+pub(super) fn fingerprint(key: &EventKey) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let tie = (u64::from(key.age) << 32) | u64::from(key.src.get());
+    ((key.id.wrapping_mul(K) ^ tie).wrapping_mul(K) ^ key.sent.as_f64().to_bits()).wrapping_mul(K)
+}
+
 /// One LP as a worker holds it.
 pub(crate) struct LpState<M: LogicalProcess> {
     pub(crate) id: LpId,
@@ -77,8 +88,10 @@ pub(crate) struct LpState<M: LogicalProcess> {
     /// as it was: `last` then names a committed record, which the check reads). A message
     /// for a later time cannot roll the LP back, which this says without reading the log.
     pub(super) newest: f64,
-    /// Where its pending events are in the worker's store (see [`Slots`]).
-    pub(crate) slots: Slots,
+    /// The [`fingerprint`] of the key of the event it ran last (valid while `newest` is
+    /// not -1): an event at that time with the same fingerprint is its twin (see `store.rs`,
+    /// "Listing later").
+    pub(super) last_key: u64,
     /// What an LP holds only after a rollback, a cancel or a failure (see [`Rare`]).
     pub(super) rare: Option<Box<Rare<M>>>,
     pub(super) in_held: bool,
@@ -99,7 +112,7 @@ impl<M: LogicalProcess> LpState<M> {
             base: NONE,
             since: 0,
             newest: -1.0,
-            slots: Slots::default(),
+            last_key: 0,
             rare: None,
             in_held: false,
             in_deferred: false,

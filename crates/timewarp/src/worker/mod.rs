@@ -144,6 +144,9 @@ pub(crate) struct Worker<'a, M: LogicalProcess> {
     end_time: f64,
     /// Events no rollback can reach, run without optimism's costs (see `safe.rs`).
     safe: safe::Safe<M>,
+    /// At least every LP's `newest` (the time of its newest live record): a message for a
+    /// later time rolls no LP back (see [`Worker::deliver`]).
+    newest_max: f64,
 }
 
 /// A worker's channels: its inbox, the other workers' inboxes, what waits to go to each,
@@ -296,9 +299,16 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             records_max: crate::control::RECORDS_MAX.max(4 * settings.gvt_interval),
             end_time: settings.end_time,
             safe: safe::Safe::new(),
+            newest_max: f64::INFINITY,
         };
         worker.counters.peak_pending = n_pending;
+        worker.recount_newest();
         worker
+    }
+
+    /// Sets [`newest_max`](Self::newest_max) from every LP (when LPs come or go).
+    fn recount_newest(&mut self) {
+        self.newest_max = self.lps.iter().map(|lp| lp.newest).fold(-1.0, f64::max);
     }
 
     /// The worker's life: the loop, then the end-of-run steps. A panic anywhere outside a
@@ -352,6 +362,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 }
             }
             let executed = self.execute_slice();
+            if self.store.collided() {
+                self.report_collisions();
+            }
             self.flush_all();
             if self.since_gvt_start >= self.settings.gvt_interval {
                 self.since_gvt_start = 0;
@@ -480,6 +493,14 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         let finished = self.finish_lps();
         self.send_summary();
         Finish::Done(finished)
+    }
+
+    /// Stops the run for the collisions the store met (see [`Store::collision`]).
+    #[cold]
+    fn report_collisions(&mut self) {
+        while let Some((l, key)) = self.store.collision() {
+            self.collided(l as usize, key);
+        }
     }
 
     /// Two events for LP `l` have one key (see [`EventKey`], "Uniqueness"): stops the run

@@ -7,7 +7,7 @@ use warpsim_core::{Ctx, EventKey, LogicalProcess, LpId};
 
 use super::Worker;
 use super::log::{NONE, Seq, Status};
-use super::lp::{Deferred, Logged};
+use super::lp::{Deferred, Logged, fingerprint};
 use crate::message::Msg;
 
 impl<M: LogicalProcess> Worker<'_, M> {
@@ -158,6 +158,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         lp.last = seq;
         (lp.newest, lp.base, lp.since) = if self.logs.records.holds(seq) {
             let record = self.logs.records.get(seq);
+            lp.last_key = fingerprint(&record.key);
             let newest = if record.status == Status::Live {
                 record.key.time.as_f64()
             } else {

@@ -64,7 +64,7 @@ use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, Time};
 
 use super::Worker;
 use super::log::NONE;
-use super::lp::Undo;
+use super::lp::{Undo, fingerprint};
 use crate::message::{Msg, route_of};
 
 /// With a lookahead, the events after which a worker whose next event lies past its safe
@@ -223,7 +223,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
         lp.base = NONE;
         lp.since = 0;
         lp.newest = key.time.as_f64();
+        lp.last_key = fingerprint(&key);
         lp.load += 1;
+        self.newest_max = self.newest_max.max(lp.newest);
         self.counters.committed += 1;
         self.counters.safe += 1;
         self.trace.add(&key, id);

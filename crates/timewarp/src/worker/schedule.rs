@@ -3,6 +3,7 @@
 
 use warpsim_core::{EventKey, LogicalProcess};
 
+use super::lp::fingerprint;
 use super::safe::EAGER_ROUND;
 use super::{SLICE, Worker};
 use crate::control::MemoryControl;
@@ -18,11 +19,17 @@ impl<M: LogicalProcess> Worker<'_, M> {
             }
             // Popped before the checks and put back when it may not run yet (at most once a
             // slice): a look at the first event costs about what taking it does.
-            let Some((key, l, gone, event)) = self.store.pop() else {
+            let Some((key, l, event)) = self.store.pop() else {
                 break;
             };
-            self.store.unlist(&mut self.lps[l as usize].slots, gone);
             let time = key.time.as_f64();
+            let lp = &self.lps[l as usize];
+            if time == lp.newest && fingerprint(&key) == lp.last_key {
+                // Its LP ran an event with the same key last (see `store.rs`, "Listing
+                // later"): two events under one key, as the sequential kernel finds them.
+                self.collided(l as usize, key);
+                break;
+            }
             // A safe event is not optimism: no window, budget or cap holds it back.
             if time < self.end_time && self.is_safe(l as usize, key) {
                 if let Some(next) = self.store.next_hint() {
@@ -64,11 +71,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     Some(true) => self.counters.memory_stalls += 1,
                     None => {}
                 }
-                if self
-                    .store
-                    .push(l, &mut self.lps[l as usize].slots, key, event)
-                    .is_err()
-                {
+                if self.store.push(l, key, event).is_err() {
                     self.collided(l as usize, key);
                 }
                 break;
@@ -127,11 +130,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         };
         let parked = std::mem::take(&mut rare.parked);
         for (key, event) in parked {
-            if self
-                .store
-                .push(l as u32, &mut self.lps[l].slots, key, event)
-                .is_err()
-            {
+            if self.store.push(l as u32, key, event).is_err() {
                 self.collided(l, key);
             }
         }
@@ -143,20 +142,22 @@ impl<M: LogicalProcess> Worker<'_, M> {
     #[inline]
     pub(super) fn add_pending(&mut self, l: usize, key: EventKey, event: M::Event) {
         // (A key taken among the LP's parked events is found when they go back.)
-        if self
-            .store
-            .push(l as u32, &mut self.lps[l].slots, key, event)
-            .is_err()
-        {
+        if self.store.push(l as u32, key, event).is_err() {
             self.collided(l, key);
         }
+        self.count_pending();
+    }
+
+    /// Counts one more pending event.
+    #[inline]
+    pub(super) fn count_pending(&mut self) {
         self.sizes.pending += 1;
         self.counters.peak_pending = self.counters.peak_pending.max(self.sizes.pending);
     }
 
     /// Removes LP `l`'s pending event under `key`, from the store or its parked events.
     pub(super) fn take_pending(&mut self, l: usize, key: &EventKey) -> Option<M::Event> {
-        let taken = match self.store.take(l as u32, &mut self.lps[l].slots, key) {
+        let taken = match self.store.take(l as u32, key) {
             Some(event) => Some(event),
             None => self.lps[l].rare.as_mut()?.parked.remove(key),
         };
@@ -167,7 +168,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
     }
 
     /// Whether LP `l` has a pending event under `key`.
-    pub(super) fn has_pending(&self, l: usize, key: &EventKey) -> bool {
-        self.store.contains(l as u32, &self.lps[l].slots, key) || self.lps[l].parked(key).is_some()
+    pub(super) fn has_pending(&mut self, l: usize, key: &EventKey) -> bool {
+        self.store.contains(l as u32, key) || self.lps[l].parked(key).is_some()
     }
 }

@@ -15,6 +15,24 @@
 //! `Store::push`). Most LPs hold one or two pending events (PHOLD with population 1 holds
 //! one). An LP that holds more (a Sharks World sector, about fifty) keeps the rest in the
 //! worker's [`IdMap`], where a search costs one probe instead of a scan of the LP's events.
+//!
+//! # Listing later
+//!
+//! The entries ([`Slots`]) are one dense array here, not in the LP records. And most events
+//! are never looked up by key: a message that rolls nothing back ([`Store::send`], which the
+//! worker uses when the event is later than anything its LPs have run) goes into the queue
+//! *unlisted*, touching nothing of its LP, as the sequential kernel's send does. The first
+//! look-up by key after that ([`Store::take`], [`Store::contains`]) lists every unlisted
+//! event in one pass over the queue, and the sends after a pass list at once until as many
+//! have gone by as the pass visited, so that passes cost at most about one listing per send
+//! even when look-ups are frequent. Without this, a send read its destination's entry, a
+//! cache miss per send with thousands of LPs, which the sequential kernel does not take
+//! (BENCHMARKS.md, "Sends that touch nothing of their LP").
+//!
+//! A listing checks that the LP has no other event under the key (a collision of causal
+//! identities). An event that is never listed is not checked there: the worker checks every
+//! event it runs against the one its LP ran last (`LpState::last_id`), which catches twins
+//! the way the sequential kernel does, when they run one after the other.
 
 use warpsim_core::EventKey;
 use warpsim_queue::{Handle, LadderQueue, PendingSet};
@@ -24,22 +42,29 @@ use crate::idmap::IdMap;
 /// How many of an LP's pending events its record lists; the rest are in the worker's map.
 const INLINE: usize = 2;
 
-/// `Ev::at` of an event listed in the worker's map rather than in its LP's record.
+/// `Ev::at` of an event listed in the worker's map rather than in its LP's entries.
 const MAPPED: u32 = u32::MAX;
+
+/// `Ev::at` of an event not listed (see "Listing later").
+const UNLISTED: u32 = u32::MAX - 1;
+
+/// The fewest sends that list at once after a pass (a pass over a nearly empty queue
+/// should not make the next sends unlisted again at once).
+const EAGER_MIN: usize = 64;
 
 /// Where one LP's pending events are in its worker's queue: the first [`INLINE`] by entries
 /// kept here (a 32-bit tag of the event's causal identity in the high half, its queue slot
-/// in the low half), and how many more the worker's map holds. Kept in the LP's record.
+/// in the low half), and how many more the worker's map holds.
 #[derive(Debug, Default)]
-pub(crate) struct Slots {
+struct Slots {
     entries: [u64; INLINE],
     len: u32,
     mapped: u32,
 }
 
 impl Slots {
-    /// Forgets every entry (the store was drained, or the LP leaves the worker).
-    pub(crate) fn clear(&mut self) {
+    /// Forgets every entry (the store was drained).
+    fn clear(&mut self) {
         self.len = 0;
         self.mapped = 0;
     }
@@ -83,31 +108,47 @@ fn is<E>(queue: &LadderQueue<EventKey, Ev<E>>, slot: u32, l: u32, key: &EventKey
 }
 
 /// All pending events of a worker's LPs that may run (an LP that may not, a failed or held
-/// one, parks its events in its record: see [`Rare::parked`](super::lp::Rare)). Every method
-/// that adds or removes LP `l`'s event takes `l`'s [`Slots`] (after [`pop`](Self::pop) the
-/// caller hands the popped event's [`Unlist`] to [`unlist`](Self::unlist) with them; after
-/// [`drain`](Self::drain) it clears every LP's).
+/// one, parks its events in its record: see [`Rare::parked`](super::lp::Rare)), and where
+/// each LP's are. LPs are named by their index in the worker; the caller says how many there
+/// are ([`fit`](Self::fit)).
 #[derive(Debug)]
 pub(crate) struct Store<E> {
     queue: LadderQueue<EventKey, Ev<E>>,
     ids: IdMap,
-}
-
-/// What [`Store::unlist`] needs of an event just popped.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Unlist {
-    id: u64,
-    at: u32,
+    /// Each LP's entries, by index.
+    slots: Vec<Slots>,
+    /// Events in the queue that are not listed (see "Listing later").
+    unlisted: usize,
+    /// Sends left that list at once, after a pass.
+    eager: usize,
+    /// Two events of one LP found under one key: the LP and the key (the worker stops the
+    /// run, see [`collision`](Self::collision)). The later one was dropped.
+    collisions: Vec<(u32, EventKey)>,
+    /// A pass's handles (kept for the next pass).
+    pass: Vec<Handle>,
 }
 
 impl<E> Store<E> {
-    /// A store for about `events` pending events.
-    pub(crate) fn with_capacity(events: usize) -> Store<E> {
+    /// A store for `lps` LPs and about `events` pending events.
+    pub(crate) fn with_capacity(events: usize, lps: usize) -> Store<E> {
         Store {
             queue: LadderQueue::with_capacity(events),
             // Only LPs with more than `INLINE` pending events use it: it grows when they do.
             ids: IdMap::with_capacity(0),
+            slots: (0..lps).map(|_| Slots::default()).collect(),
+            unlisted: 0,
+            eager: 0,
+            collisions: Vec::new(),
+            pass: Vec::new(),
         }
+    }
+
+    /// Makes room for `lps` LPs, after the worker's LPs changed (a migration). Their events
+    /// must have been drained first.
+    pub(super) fn fit(&mut self, lps: usize) {
+        debug_assert_eq!(self.queue.len(), 0);
+        self.slots.resize_with(lps, Slots::default);
+        self.slots.truncate(lps);
     }
 
     /// Pending events.
@@ -116,16 +157,36 @@ impl<E> Store<E> {
         self.queue.len()
     }
 
-    /// Bytes of the identity map (the queue's are counted per event by the caller).
+    /// Bytes of the identity map and the LPs' entries (the queue's are counted per event by
+    /// the caller).
     pub(super) fn index_bytes(&self) -> u64 {
-        self.ids.bytes()
+        self.ids.bytes() + (self.slots.capacity() * std::mem::size_of::<Slots>()) as u64
     }
 
-    /// The handle of LP `l`'s pending event under `key`, whose LP's entries are `slots`.
+    /// Two events of one LP under one key, if the store met them since the last call: the
+    /// run must stop (see [`EventKey`], "Uniqueness").
+    #[cold]
+    pub(super) fn collision(&mut self) -> Option<(u32, EventKey)> {
+        self.collisions.pop()
+    }
+
+    /// Whether a collision waits for [`collision`](Self::collision).
+    #[inline]
+    pub(super) fn collided(&self) -> bool {
+        !self.collisions.is_empty()
+    }
+
+    /// The handle of LP `l`'s listed pending event under `key`, whose LP's entries are
+    /// `slots`.
     // Always inlined: on every push, and its call cost more than its work (callgrind).
     #[inline(always)]
-    fn locate(&self, slots: &Slots, l: u32, key: &EventKey) -> Option<Handle> {
-        let queue = &self.queue;
+    fn locate(
+        queue: &LadderQueue<EventKey, Ev<E>>,
+        ids: &IdMap,
+        slots: &Slots,
+        l: u32,
+        key: &EventKey,
+    ) -> Option<Handle> {
         let tag = tag(key.id);
         // Plain loops, not iterator adapters: `Option::or_else` here was not inlined and cost
         // about 20 instructions per push (callgrind).
@@ -137,28 +198,23 @@ impl<E> Store<E> {
         if slots.mapped == 0 {
             return None;
         }
-        let slot = self.ids.find(key.id, |slot| is(queue, slot, l, key))?;
+        let slot = ids.find(key.id, |slot| is(queue, slot, l, key))?;
         queue.handle_at(slot)
     }
 
-    /// Adds an event for LP `l`, whose entries are `slots`. When `l` already has an event
-    /// under `key` (a collision of causal identities, see [`EventKey`]), the new event is
-    /// handed back and nothing changes.
+    /// Adds an event for LP `l` and lists it. When `l` already has a listed event under
+    /// `key` (a collision of causal identities, see [`EventKey`]), the new event is handed
+    /// back and nothing changes.
     #[inline]
-    pub(crate) fn push(
-        &mut self,
-        l: u32,
-        slots: &mut Slots,
-        key: EventKey,
-        event: E,
-    ) -> Result<(), E> {
+    pub(crate) fn push(&mut self, l: u32, key: EventKey, event: E) -> Result<(), E> {
         let tag = tag(key.id);
+        let slots = &mut self.slots[l as usize];
         if (slots.len as usize) < INLINE {
-            if self.locate(slots, l, &key).is_some() {
+            if Self::locate(&self.queue, &self.ids, slots, l, &key).is_some() {
                 return Err(event);
             }
             let at = slots.len;
-            let slot = self.enqueue(key, Ev { lp: l, at, event });
+            let slot = slot_of(enqueue(&mut self.queue, key, Ev { lp: l, at, event }));
             slots.entries[at as usize] = (tag << 32) | u64::from(slot);
             slots.len += 1;
             return Ok(());
@@ -179,32 +235,93 @@ impl<E> Store<E> {
         let Ok(vacancy) = vacancy else {
             return Err(event);
         };
-        let slot = self.enqueue(
+        let slot = slot_of(enqueue(
+            &mut self.queue,
             key,
             Ev {
                 lp: l,
                 at: MAPPED,
                 event,
             },
-        );
+        ));
         self.ids.fill(vacancy, key.id, slot);
         slots.mapped += 1;
         Ok(())
     }
 
-    /// Puts an event in the queue; returns its slot.
-    #[inline(always)]
-    fn enqueue(&mut self, key: EventKey, ev: Ev<E>) -> u32 {
-        match self.queue.push(key, ev) {
-            Ok(handle) => slot_of(handle),
-            // Keys are finite times, so only a queue of 2³² events refuses one: memory runs
-            // out long before. A panic here is caught around the worker and stops the run
-            // with an internal error.
-            Err(error) => panic!(
-                "the worker's event queue refused an event: {:?}",
-                error.kind
-            ),
+    /// Adds an event for LP `l`, unlisted unless a pass was recent (see "Listing later"):
+    /// for a message that needs nothing else of its LP.
+    #[inline]
+    pub(crate) fn send(&mut self, l: u32, key: EventKey, event: E) {
+        if self.eager > 0 {
+            self.eager -= 1;
+            if self.push(l, key, event).is_err() {
+                self.collisions.push((l, key));
+            }
+            return;
         }
+        enqueue(
+            &mut self.queue,
+            key,
+            Ev {
+                lp: l,
+                at: UNLISTED,
+                event,
+            },
+        );
+        self.unlisted += 1;
+    }
+
+    /// Lists every unlisted event (see "Listing later"). One whose LP already has an event
+    /// under its key is dropped and noted for [`collision`](Self::collision).
+    #[inline]
+    fn list(&mut self) {
+        if self.unlisted > 0 {
+            self.list_all();
+        }
+    }
+
+    #[inline(never)]
+    fn list_all(&mut self) {
+        let mut pass = std::mem::take(&mut self.pass);
+        pass.clear();
+        pass.extend(self.queue.handles());
+        for &handle in &pass {
+            let Some((key, ev)) = self.queue.get(handle) else {
+                continue;
+            };
+            if ev.at != UNLISTED {
+                continue;
+            }
+            let l = ev.lp;
+            let slots = &mut self.slots[l as usize];
+            if Self::locate(&self.queue, &self.ids, slots, l, &key).is_some() {
+                self.queue.cancel(handle);
+                self.collisions.push((l, key));
+                continue;
+            }
+            let slot = slot_of(handle);
+            let at = if (slots.len as usize) < INLINE {
+                let at = slots.len;
+                slots.entries[at as usize] = (tag(key.id) << 32) | u64::from(slot);
+                slots.len += 1;
+                at
+            } else {
+                // `locate` found no event under `key`: nothing in the map is taken.
+                let Ok(vacancy) = self.ids.vacancy(key.id, |_| false) else {
+                    unreachable!("a vacancy is refused only for a taken entry")
+                };
+                self.ids.fill(vacancy, key.id, slot);
+                slots.mapped += 1;
+                MAPPED
+            };
+            if let Some((_, ev)) = self.queue.get_mut(handle) {
+                ev.at = at;
+            }
+        }
+        self.pass = pass;
+        self.unlisted = 0;
+        self.eager = self.queue.len().max(EAGER_MIN);
     }
 
     /// The key and LP of the first event (in key order).
@@ -219,32 +336,33 @@ impl<E> Store<E> {
         self.queue.next_hint().map(|ev| ev.lp)
     }
 
-    /// Removes the first event: its key, its LP's index, what [`unlist`](Self::unlist)
-    /// needs, and the event. The caller then hands that and the LP's [`Slots`] to `unlist`.
+    /// Removes the first event: its key, its LP's index and the event.
     #[inline]
-    pub(super) fn pop(&mut self) -> Option<(EventKey, u32, Unlist, E)> {
+    pub(super) fn pop(&mut self) -> Option<(EventKey, u32, E)> {
         let (key, ev) = self.queue.pop()?;
-        let unlist = Unlist {
-            id: key.id,
-            at: ev.at,
-        };
-        Some((key, ev.lp, unlist, ev.event))
+        let l = ev.lp;
+        self.unlist(l, key.id, ev.at);
+        Some((key, l, ev.event))
     }
 
-    /// Drops the entry of an event that has left the queue from `slots` or from the map.
-    /// An entry of the LP's own moves into the place it leaves, and its event is told where
-    /// it now is.
+    /// Drops the entry of LP `l`'s event (identity `id`, entry `at`) that has left the
+    /// queue. An entry of the LP's own moves into the place it leaves, and its event is told
+    /// where it now is.
     #[inline]
-    pub(super) fn unlist(&mut self, slots: &mut Slots, gone: Unlist) {
-        if gone.at == MAPPED {
+    fn unlist(&mut self, l: u32, id: u64, at: u32) {
+        if at == UNLISTED {
+            self.unlisted -= 1;
+            return;
+        }
+        let slots = &mut self.slots[l as usize];
+        if at == MAPPED {
             let queue = &self.queue;
             // Every entry of the map names a queued event but this one, gone.
-            self.ids
-                .remove(gone.id, |slot| queue.handle_at(slot).is_none());
+            self.ids.remove(id, |slot| queue.handle_at(slot).is_none());
             slots.mapped -= 1;
             return;
         }
-        let at = gone.at as usize;
+        let at = at as usize;
         slots.len -= 1;
         let last = slots.len as usize;
         if at < last {
@@ -259,22 +377,18 @@ impl<E> Store<E> {
     }
 
     /// Removes LP `l`'s event under `key`.
-    pub(super) fn take(&mut self, l: u32, slots: &mut Slots, key: &EventKey) -> Option<E> {
-        let handle = self.locate(slots, l, key)?;
+    pub(super) fn take(&mut self, l: u32, key: &EventKey) -> Option<E> {
+        self.list();
+        let handle = Self::locate(&self.queue, &self.ids, &self.slots[l as usize], l, key)?;
         let (key, ev) = self.queue.cancel(handle)?;
-        self.unlist(
-            slots,
-            Unlist {
-                id: key.id,
-                at: ev.at,
-            },
-        );
+        self.unlist(l, key.id, ev.at);
         Some(ev.event)
     }
 
     /// Whether LP `l` has an event under `key`.
-    pub(super) fn contains(&self, l: u32, slots: &Slots, key: &EventKey) -> bool {
-        self.locate(slots, l, key).is_some()
+    pub(super) fn contains(&mut self, l: u32, key: &EventKey) -> bool {
+        self.list();
+        Self::locate(&self.queue, &self.ids, &self.slots[l as usize], l, key).is_some()
     }
 
     /// Every pending event (LP index and event), in no particular order, leaving the store
@@ -284,11 +398,30 @@ impl<E> Store<E> {
     }
 
     /// Removes every event, in key order (one at a time: at the end of a run with millions
-    /// of pending events, a list of them all would raise the run's peak memory). The caller
-    /// clears every LP's [`Slots`].
+    /// of pending events, a list of them all would raise the run's peak memory), and every
+    /// LP's entries.
     pub(super) fn drain(&mut self) -> impl Iterator<Item = (EventKey, u32, E)> + '_ {
         self.ids.clear();
+        self.unlisted = 0;
+        for slots in &mut self.slots {
+            slots.clear();
+        }
         std::iter::from_fn(|| self.queue.pop().map(|(key, ev)| (key, ev.lp, ev.event)))
+    }
+}
+
+/// Puts an event in the queue; returns its handle.
+#[inline(always)]
+fn enqueue<E>(queue: &mut LadderQueue<EventKey, Ev<E>>, key: EventKey, ev: Ev<E>) -> Handle {
+    match queue.push(key, ev) {
+        Ok(handle) => handle,
+        // Keys are finite times, so only a queue of 2³² events refuses one: memory runs out
+        // long before. A panic here is caught around the worker and stops the run with an
+        // internal error.
+        Err(error) => panic!(
+            "the worker's event queue refused an event: {:?}",
+            error.kind
+        ),
     }
 }
 
@@ -299,7 +432,7 @@ mod tests {
     use rand::{RngExt, SeedableRng};
     use warpsim_core::{EventKey, LpId, Time};
 
-    use super::{Slots, Store};
+    use super::Store;
 
     /// A key of LP `l`'s (keys of different LPs never tie, as in a run).
     fn key(l: usize, time: u32, id: u64) -> EventKey {
@@ -307,44 +440,62 @@ mod tests {
         EventKey::new(time, 0, LpId::new(l as u32), Time::ZERO, id)
     }
 
-    /// Pushes, pops, takes and look-ups on a few LPs, against a map per LP: every LP crosses
-    /// between its own entries and the worker's map many times (so the moves of entries and
-    /// the events told where they now are get exercised), and identities collide on purpose
-    /// (distinct keys, one identity) to check that events are told apart by their keys.
+    /// Pushes, sends (listed later), pops, takes and look-ups on a few LPs, against a map
+    /// per LP: every LP crosses between its own entries and the worker's map many times (so
+    /// the moves of entries and the events told where they now are get exercised), events
+    /// are popped and taken before and after they are listed, and identities collide on
+    /// purpose (distinct keys, one identity) to check that events are told apart by their
+    /// keys.
     #[test]
     fn the_store_agrees_with_a_map_per_lp() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         let lps = 4;
-        let mut store: Store<u64> = Store::with_capacity(0);
-        let mut slots: Vec<Slots> = (0..lps).map(|_| Slots::default()).collect();
+        let mut store: Store<u64> = Store::with_capacity(0, lps);
         let mut oracle: Vec<BTreeMap<EventKey, u64>> = vec![BTreeMap::new(); lps];
-        for step in 0..200_000u64 {
+        let (mut sent, mut collisions) = (0, 0);
+        for step in 0..300_000u64 {
             let l = rng.random_range(0..lps);
             let held = oracle[l].len();
-            match rng.random_range(0..10) {
-                // Push; one identity in eight is the same (distinct keys, one identity).
-                0..=3 => {
+            match rng.random_range(0..13) {
+                // Push or send; one identity in eight is the same (distinct keys, one
+                // identity), and one key in a few dozen is taken already.
+                0..=5 => {
                     let id = if rng.random_range(0..8) == 0 {
                         42
                     } else {
                         step
                     };
-                    let k = key(l, rng.random_range(0..1000), id);
+                    let k = if held > 0 && rng.random_range(0..40) == 0 {
+                        *oracle[l].keys().nth(rng.random_range(0..held)).unwrap()
+                    } else {
+                        key(l, rng.random_range(0..1000), id)
+                    };
                     let taken = oracle[l].contains_key(&k);
-                    let pushed = store.push(l as u32, &mut slots[l], k, step);
-                    assert_eq!(pushed.is_err(), taken, "step {step}");
+                    if rng.random_range(0..2) == 0 {
+                        let pushed = store.push(l as u32, k, step);
+                        assert_eq!(pushed.is_err(), taken, "step {step}");
+                    } else {
+                        sent += 1;
+                        store.send(l as u32, k, step);
+                        if taken {
+                            // Found when listed: the later event is dropped.
+                            store.list();
+                            assert_eq!(store.collision(), Some((l as u32, k)), "step {step}");
+                            collisions += 1;
+                        }
+                    }
                     if !taken {
                         oracle[l].insert(k, step);
                     }
                 }
-                4..=5 if held > 0 => {
+                6..=7 if held > 0 => {
                     let k = *oracle[l].keys().nth(rng.random_range(0..held)).unwrap();
-                    assert!(store.contains(l as u32, &slots[l], &k));
-                    let event = store.take(l as u32, &mut slots[l], &k);
+                    assert!(store.contains(l as u32, &k));
+                    let event = store.take(l as u32, &k);
                     assert_eq!(event, oracle[l].remove(&k), "step {step}");
-                    assert!(!store.contains(l as u32, &slots[l], &k));
+                    assert!(!store.contains(l as u32, &k));
                 }
-                6..=7 => {
+                8..=10 => {
                     let first = oracle
                         .iter()
                         .enumerate()
@@ -353,26 +504,47 @@ mod tests {
                     let popped = store.pop();
                     match (first, popped) {
                         (None, None) => {}
-                        (Some((k, owner)), Some((key, lp, gone, event))) => {
+                        (Some((k, owner)), Some((key, lp, event))) => {
                             assert_eq!((key, lp as usize), (k, owner), "step {step}");
                             assert_eq!(Some(event), oracle[owner].remove(&k));
-                            store.unlist(&mut slots[owner], gone);
                         }
                         (expected, got) => panic!(
                             "step {step}: expected {expected:?}, popped {:?}",
-                            got.map(|(key, lp, _, _)| (key, lp))
+                            got.map(|(key, lp, _)| (key, lp))
                         ),
                     }
                 }
+                11 => store.list(),
                 _ => {
                     let k = key(l, rng.random_range(0..1000), step);
-                    assert_eq!(
-                        store.contains(l as u32, &slots[l], &k),
-                        oracle[l].contains_key(&k)
-                    );
+                    assert_eq!(store.contains(l as u32, &k), oracle[l].contains_key(&k));
                 }
             }
+            assert!(!store.collided(), "step {step}");
             assert_eq!(store.len(), oracle.iter().map(BTreeMap::len).sum::<usize>());
         }
+        assert!(
+            sent > 50_000 && collisions > 100,
+            "{sent} sends, {collisions} collisions"
+        );
+    }
+
+    /// An unlisted event with the key of a listed one: the next look-up's pass finds them,
+    /// keeps the listed one and reports the other.
+    #[test]
+    fn a_pass_finds_an_unlisted_twin() {
+        let mut store: Store<u64> = Store::with_capacity(0, 2);
+        let k = key(1, 5, 9);
+        store.send(0, key(0, 7, 1), 0);
+        store.send(1, k, 1);
+        assert_eq!(store.push(1, k, 2), Ok(()));
+        assert!(!store.collided());
+        assert!(store.contains(1, &k));
+        assert_eq!(store.collision(), Some((1, k)));
+        assert_eq!(store.collision(), None);
+        assert_eq!(store.len(), 2);
+        assert_eq!(store.take(1, &k), Some(2));
+        assert!(!store.contains(1, &k));
+        assert!(store.contains(0, &key(0, 7, 1)));
     }
 }
