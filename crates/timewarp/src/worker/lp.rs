@@ -73,15 +73,13 @@ pub(super) fn fingerprint(key: &EventKey) -> u64 {
 }
 
 /// One LP as a worker holds it.
+///
+/// `repr(C)`, to know where its fields lie: running an event reads nearly all of them, so
+/// [`Worker::warm`](super::Worker) prefetches every line of the record, from its first
+/// field to its last, with no gap of a line between two prefetched fields.
+#[repr(C)]
 pub(crate) struct LpState<M: LogicalProcess> {
     pub(crate) id: LpId,
-    pub(crate) model: M,
-    pub(crate) meta: LpMeta,
-    /// Its newest record in the worker's logs (live or committed), or [`NONE`].
-    pub(super) last: Seq,
-    /// The record its next record would coast from, its latest with a state save (see
-    /// [`Rec::base`](super::log::Rec)), or [`NONE`].
-    pub(super) base: Seq,
     /// Its records since `base`, `base` included.
     pub(super) since: u32,
     /// The time of its newest live record, or -1 when it has none (a commit leaves it
@@ -92,13 +90,20 @@ pub(crate) struct LpState<M: LogicalProcess> {
     /// not -1): an event at that time with the same fingerprint is its twin (see `store.rs`,
     /// "Listing later").
     pub(super) last_key: u64,
+    /// Its newest record in the worker's logs (live or committed), or [`NONE`].
+    pub(super) last: Seq,
+    /// The record its next record would coast from, its latest with a state save (see
+    /// [`Rec::base`](super::log::Rec)), or [`NONE`].
+    pub(super) base: Seq,
+    /// Events run since the last migration (what load balancing moves).
+    pub(super) load: u64,
     /// What an LP holds only after a rollback, a cancel or a failure (see [`Rare`]).
     pub(super) rare: Option<Box<Rare<M>>>,
+    pub(crate) model: M,
+    pub(crate) meta: LpMeta,
     pub(super) in_held: bool,
     pub(super) in_deferred: bool,
     pub(super) in_withdrawn: bool,
-    /// Events run since the last migration (what load balancing moves).
-    pub(super) load: u64,
 }
 
 impl<M: LogicalProcess> LpState<M> {

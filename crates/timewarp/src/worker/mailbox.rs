@@ -73,8 +73,13 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 .in_flight
                 .fetch_sub(batch.len() as i64, Ordering::SeqCst);
         }
-        // Load every receiver's record at once, so their cache misses overlap.
+        // Load at once the record of every receiver that will read it, so their cache
+        // misses overlap. A new event later than anything run here does not read it (see
+        // `deliver`).
         for msg in &batch {
+            if matches!(msg, Msg::Event { key, .. } if key.time.as_f64() > self.newest_max) {
+                continue;
+            }
             let (worker, l) = route_of(self.route, msg.dest().index());
             if worker as usize == self.index {
                 self.warm(l as usize);

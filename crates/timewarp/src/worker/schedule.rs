@@ -99,9 +99,13 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// and its misses, taken one after another, are much of an event's cost.
     #[inline]
     pub(super) fn warm(&self, l: usize) {
+        // Every line of the record (see `LpState`): its start, the model, its meta and its
+        // end are less than a line apart.
         let lp = &self.lps[l];
-        prefetch_index::prefetch_index(std::slice::from_ref(&lp.meta), 0);
+        prefetch_index::prefetch_index(&self.lps, l);
         prefetch_index::prefetch_index(std::slice::from_ref(&lp.model), 0);
+        prefetch_index::prefetch_index(std::slice::from_ref(&lp.meta), 0);
+        prefetch_index::prefetch_index(std::slice::from_ref(&lp.in_withdrawn), 0);
     }
 
     /// Keeps LP `l`'s event out of the store while the LP may not run it (see
