@@ -236,7 +236,7 @@ mod tests {
                 state ^= state << 17;
                 let id = if range == 8 {
                     // Ids that all land in one place, and the largest id.
-                    [0, 1, u64::MAX, 1 << 63][(state % 4) as usize] + state % range
+                    [0, 1, u64::MAX, 1 << 63][(state % 4) as usize].wrapping_add(state % range)
                 } else {
                     (state >> 8) % range
                 };

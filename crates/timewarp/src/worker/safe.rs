@@ -141,7 +141,10 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// A send to another worker at `stamp`: a reply may come back at any key above it.
     #[inline]
     pub(super) fn sent_away(&mut self, stamp: EventKey) {
-        self.safe.bound = self.safe.bound.min(widen(stamp, self.settings.lookahead));
+        // `widen` never lowers a key: a stamp at or past the bound leaves it as it is.
+        if stamp < self.safe.bound {
+            self.safe.bound = self.safe.bound.min(widen(stamp, self.settings.lookahead));
+        }
         self.port.sent_away(stamp);
     }
 

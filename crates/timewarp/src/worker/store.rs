@@ -143,10 +143,10 @@ impl<E> Store<E> {
         }
     }
 
-    /// Makes room for `lps` LPs, after the worker's LPs changed (a migration). Their events
-    /// must have been drained first.
+    /// Makes room for exactly `lps` LPs, after the worker's LPs changed (a migration): LPs
+    /// that arrived are added after the others, and a worker whose LPs left (whose indices
+    /// change) drained the store first.
     pub(super) fn fit(&mut self, lps: usize) {
-        debug_assert_eq!(self.queue.len(), 0);
         self.slots.resize_with(lps, Slots::default);
         self.slots.truncate(lps);
     }
