@@ -394,7 +394,7 @@ impl<K: Key, V> LadderQueue<K, V> {
 
     /// The handle of every pending entry, in no particular order (slab order): for a pass
     /// over what is pending that then changes some of it through
-    /// [`get_mut`](PendingSet::get_mut) (the optimistic kernel lists the events it queued
+    /// [`get_mut`](crate::PendingSet::get_mut) (the optimistic kernel lists the events it queued
     /// without an index this way).
     ///
     /// ```
