@@ -100,7 +100,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
     #[inline]
     pub(super) fn warm(&self, l: usize) {
         // Every line of the record (see `LpState`): its start, the model, its meta and its
-        // end are less than a line apart.
+        // end are less than a line apart when the model fits in a line (a larger model's
+        // middle is left to the hardware).
         let lp = &self.lps[l];
         prefetch_index::prefetch_index(&self.lps, l);
         prefetch_index::prefetch_index(std::slice::from_ref(&lp.model), 0);
