@@ -31,7 +31,7 @@
 //!
 //! A listing checks that the LP has no other event under the key (a collision of causal
 //! identities). An event that is never listed is not checked there: the worker checks every
-//! event it runs against the one its LP ran last (`LpState::last_id`), which catches twins
+//! event it runs against the one its LP ran last (`LpState::last_key`), which catches twins
 //! the way the sequential kernel does, when they run one after the other.
 
 use warpsim_core::EventKey;
