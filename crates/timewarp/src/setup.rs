@@ -187,8 +187,12 @@ impl<'env, M: LogicalProcess> Crew<'env, M> {
         peers: &[Sender<Vec<Msg<M::Event>>>],
         to_coordinator: Sender<ToCoordinator<M::Output>>,
     ) -> usize {
+        // An unoptimised build keeps a copy of its own on the stack for every move of a value
+        // (the large-event tests of `tests/hostile.rs` overflowed 48 copies in `cargo test`
+        // without `--release`).
+        const COPIES: usize = if cfg!(debug_assertions) { 8 * 48 } else { 48 };
         let values = size_of::<M::Event>() + size_of::<M>() + size_of::<M::Output>();
-        let stack = (8usize << 20).saturating_add(values.saturating_mul(48));
+        let stack = (8usize << 20).saturating_add(values.saturating_mul(COPIES));
         let mut running = 0;
         let finals = self.finals;
         for (index, (lps, inbox)) in owned.into_iter().zip(inboxes).enumerate() {

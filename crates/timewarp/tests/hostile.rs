@@ -31,7 +31,13 @@ fn within<R: Send + 'static>(what: &str, run: impl FnOnce() -> R + Send + 'stati
     within_stack(what, MAIN_STACK, run)
 }
 
-/// [`within`], on a stack of `stack` bytes.
+/// How much more stack an unoptimised build needs than an optimised one for the same calls:
+/// without optimisation every move of a large event is a copy of its own on the stack, so
+/// the large-event tests overflowed a main thread's 8 MiB in `cargo test` without
+/// `--release` (the sequential kernel's as much as Time Warp's).
+const DEBUG_STACK_FACTOR: usize = if cfg!(debug_assertions) { 8 } else { 1 };
+
+/// [`within`], on a stack of `stack` bytes (times [`DEBUG_STACK_FACTOR`]).
 fn within_stack<R: Send + 'static>(
     what: &str,
     stack: usize,
@@ -39,7 +45,7 @@ fn within_stack<R: Send + 'static>(
 ) -> R {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
-        .stack_size(stack)
+        .stack_size(stack * DEBUG_STACK_FACTOR)
         .spawn(move || {
             let _ = tx.send(run());
         })
