@@ -1,20 +1,19 @@
 //! The worker's pending events: one ladder queue for all its LPs, popped in key order, and
-//! for each LP the list of where its events are in the queue ([`Slots`], kept in the LP's
-//! record), for the messages that name an event by its key (antimessages, cancels, moves).
+//! for each LP the list of where its events are in the queue ([`Slots`], one dense array
+//! here), for the messages that name an event by its key (antimessages, cancels, moves).
 //!
 //! One queue per worker rather than a set per LP under a queue of LPs: an event costs one
 //! push and one pop of the kind the sequential kernel does, instead of an insert into its
 //! LP's set plus a re-queue of the LP, and an LP record no longer carries a pending set.
 //! (BENCHMARKS.md, "One pending set per worker", has the measurements that chose it.)
 //!
-//! Why an LP's first events are found through its own record rather than through one map
-//! from causal identity to slot for the whole worker: every push and pop already reads the
-//! LP's record (a message checks whether it rolls the LP back, an event runs on it), so two
-//! entries kept there cost no cache miss, where a map of a million entries cost one on every
-//! push and every pop (22 % of a Time Warp run of PHOLD with a million LPs went to
-//! `Store::push`). Most LPs hold one or two pending events (PHOLD with population 1 holds
-//! one). An LP that holds more (a Sharks World sector, about fifty) keeps the rest in the
-//! worker's [`IdMap`], where a search costs one probe instead of a scan of the LP's events.
+//! Why an LP's first events are found through entries of its own rather than through one
+//! map from causal identity to slot for the whole worker: a map of a million entries cost a
+//! cache miss on every push and every pop (22 % of a Time Warp run of PHOLD with a million
+//! LPs went to `Store::push`), and most events are never looked up at all (see below). Most
+//! LPs hold one or two pending events (PHOLD with population 1 holds one). An LP that holds
+//! more (a Sharks World sector, about fifty) keeps the rest in the worker's [`IdMap`], where
+//! a search costs one probe instead of a scan of the LP's events.
 //!
 //! # Listing later
 //!
@@ -39,7 +38,7 @@ use warpsim_queue::{Handle, LadderQueue, PendingSet};
 
 use crate::idmap::IdMap;
 
-/// How many of an LP's pending events its record lists; the rest are in the worker's map.
+/// How many of an LP's pending events its entries list; the rest are in the worker's map.
 const INLINE: usize = 2;
 
 /// `Ev::at` of an event listed in the worker's map rather than in its LP's entries.
