@@ -680,13 +680,16 @@ impl<M: LogicalProcess> Ctx<'_, M> {
                 sent,
                 ..
             } => {
-                let pending = Pending {
-                    dest: to,
-                    live: Live::Yes,
-                    crit: 0.0,
-                    event,
+                let entry = move || {
+                    let pending = Pending {
+                        dest: to,
+                        live: Live::Yes,
+                        crit: 0.0,
+                        event,
+                    };
+                    (key, pending)
                 };
-                match queue.push(key, pending) {
+                match queue.push_with(entry) {
                     Ok(handle) => {
                         if *track_sends {
                             sent.push(handle);

@@ -143,8 +143,8 @@ impl<K: Key, V> FifoQueue<K, V> {
     /// Ring index of a live handle's cell, or `None` when the handle is stale.
     #[inline]
     fn live_index(&self, handle: Handle) -> Option<usize> {
-        let slot = self.slots.get(handle.slot as usize)?;
-        (slot.occupied && slot.generation == handle.generation)
+        let slot = self.slots.get(handle.slot() as usize)?;
+        (slot.occupied && slot.generation == handle.generation())
             .then(|| (slot.seq - self.front_seq) as usize)
     }
 
@@ -232,10 +232,7 @@ impl<K: Key, V> PendingSet<K, V> for FifoQueue<K, V> {
         self.slots[slot as usize].occupied = true;
         self.live += 1;
         self.append(key, slot, value);
-        Ok(Handle {
-            slot,
-            generation: self.slots[slot as usize].generation,
-        })
+        Ok(Handle::new(slot, self.slots[slot as usize].generation))
     }
 
     fn pop(&mut self) -> Option<(K, V)> {
@@ -260,7 +257,7 @@ impl<K: Key, V> PendingSet<K, V> for FifoQueue<K, V> {
         let cell = &mut self.ring[index];
         let value = cell.value.take().expect("a live handle names a live cell");
         let key = cell.key;
-        self.free_slot(handle.slot);
+        self.free_slot(handle.slot());
         self.maybe_compact();
         Some((key, value))
     }
@@ -274,7 +271,7 @@ impl<K: Key, V> PendingSet<K, V> for FifoQueue<K, V> {
         let cell = &mut self.ring[index];
         let old_key = cell.key;
         let value = cell.value.take().expect("a live handle names a live cell");
-        self.append(new_key, handle.slot, value);
+        self.append(new_key, handle.slot(), value);
         self.maybe_compact();
         Ok(old_key)
     }

@@ -118,9 +118,9 @@ impl<K: Key, V> IndexedHeap<K, V> {
     /// The slot index of a live handle, or `None` when the handle is stale.
     #[inline]
     fn live_slot(&self, handle: Handle) -> Option<usize> {
-        let slot = self.slots.get(handle.slot as usize)?;
-        (slot.generation == handle.generation && slot.value.is_some())
-            .then_some(handle.slot as usize)
+        let slot = self.slots.get(handle.slot() as usize)?;
+        (slot.generation == handle.generation() && slot.value.is_some())
+            .then_some(handle.slot() as usize)
     }
 
     /// Takes the value out of `slot`, bumps its generation and puts it on the free list.
@@ -256,10 +256,7 @@ impl<K: Key, V> PendingSet<K, V> for IndexedHeap<K, V> {
         };
         self.heap.push((key, slot));
         self.sift_up(pos as usize);
-        Ok(Handle {
-            slot,
-            generation: self.slots[slot as usize].generation,
-        })
+        Ok(Handle::new(slot, self.slots[slot as usize].generation))
     }
 
     fn pop(&mut self) -> Option<(K, V)> {
@@ -297,7 +294,7 @@ impl<K: Key, V> PendingSet<K, V> for IndexedHeap<K, V> {
 
     #[inline]
     fn prefetch(&self, handle: Handle) {
-        prefetch_index::prefetch_index(&self.slots, handle.slot as usize);
+        prefetch_index::prefetch_index(&self.slots, handle.slot() as usize);
     }
 
     fn get(&self, handle: Handle) -> Option<(K, &V)> {

@@ -49,9 +49,9 @@ const PREFETCH_AHEAD: usize = 4;
 /// operation, and each switch (O(entries)) is paid for by at least `SMALL_MAX / 2` operations.
 const SMALL_MAX: usize = 64;
 
-/// How many entries from the end an insertion into the small-mode array scans before it
-/// switches to a binary search.
-const SMALL_SCAN: usize = 8;
+/// How many entries from the end an insertion into the small-mode array compares with the new
+/// one before it switches to a binary search.
+const SMALL_WINDOW: usize = 16;
 
 /// A child rung of at most this many entries has their slab slots prefetched as it is built
 /// (4096 slots of 32–64 bytes fit in the 1–2 MB L2 cache until they pop).
@@ -195,7 +195,7 @@ pub struct LadderQueue<K, V> {
     /// In small mode, every stored entry in `small[small_head..]`, ascending by key; Top, the
     /// rungs and Bottom are then empty. Pops advance `small_head` (nothing moves); the popped
     /// prefix is dropped in one move once it is `SMALL_MAX` long. Empty in ladder mode.
-    small: Vec<Entry<K>>,
+    small: Vec<Slim>,
     /// Index of the first stored entry of `small`.
     small_head: usize,
     /// Whether the queue is in small mode.
@@ -261,6 +261,18 @@ impl<K, V> SlotData<K, V> {
 fn is_current<K: Key, V>(slots: &[Slot<K, V>], entry: &Entry<K>) -> bool {
     let slot = &slots[entry.slot as usize];
     slot.stamp == entry.stamp && slot.data.as_ref().is_some_and(|(key, _)| *key == entry.key)
+}
+
+/// Whether a Top, rung or small-mode entry still represents its slot's pending entry (as
+/// [`is_current`]; the priority stands in for the key against stamp wrap-around).
+#[inline(always)]
+fn is_current_slim<K: Key, V>(slots: &[Slot<K, V>], entry: &Slim) -> bool {
+    let slot = &slots[entry.slot as usize];
+    slot.stamp == entry.stamp
+        && slot
+            .data
+            .as_ref()
+            .is_some_and(|(key, _)| key.priority() == entry.p)
 }
 
 /// The full entry behind a Top or rung entry, read from the slab, or `None` when it is stale
@@ -338,12 +350,12 @@ impl<K: Key, V> LadderQueue<K, V> {
     /// ```
     #[inline]
     pub fn next_hint(&self) -> Option<&V> {
-        let entry = if self.small_mode {
-            self.small.get(self.small_head)?
+        let slot = if self.small_mode {
+            self.small.get(self.small_head)?.slot
         } else {
-            self.bottom.last()?
+            self.bottom.last()?.slot
         };
-        match &self.slots.get(entry.slot as usize)?.data {
+        match &self.slots.get(slot as usize)?.data {
             SlotData::Occupied(_, value) => Some(value),
             SlotData::Vacant(_) => None,
         }
@@ -364,10 +376,10 @@ impl<K: Key, V> LadderQueue<K, V> {
     #[inline]
     pub fn handle_at(&self, slot: u32) -> Option<Handle> {
         let entry = self.slots.get(slot as usize)?;
-        entry.data.is_occupied().then_some(Handle {
-            slot,
-            generation: entry.generation,
-        })
+        entry
+            .data
+            .is_occupied()
+            .then_some(Handle::new(slot, entry.generation))
     }
 
     /// Every pending entry, in no particular order (slab order), without changing the
@@ -411,19 +423,19 @@ impl<K: Key, V> LadderQueue<K, V> {
     /// ```
     pub fn handles(&self) -> impl Iterator<Item = Handle> + '_ {
         self.slots.iter().enumerate().filter_map(|(slot, entry)| {
-            entry.data.is_occupied().then_some(Handle {
-                slot: slot as u32,
-                generation: entry.generation,
-            })
+            entry
+                .data
+                .is_occupied()
+                .then_some(Handle::new(slot as u32, entry.generation))
         })
     }
 
     /// Slot index of a live handle.
     #[inline]
     fn live_slot(&self, handle: Handle) -> Option<usize> {
-        let slot = self.slots.get(handle.slot as usize)?;
-        (slot.generation == handle.generation && slot.data.is_occupied())
-            .then_some(handle.slot as usize)
+        let slot = self.slots.get(handle.slot() as usize)?;
+        (slot.generation == handle.generation() && slot.data.is_occupied())
+            .then_some(handle.slot() as usize)
     }
 
     /// Vacates the occupied `slot`, invalidating its handles and stored entries, and returns
@@ -443,13 +455,18 @@ impl<K: Key, V> LadderQueue<K, V> {
     }
 
     /// Puts an entry into the tier its priority `p` belongs to.
+    ///
+    /// The slot and stamp travel as separate scalars rather than in an `Entry`: built on the
+    /// caller's stack by two 4-byte stores and read back by one 8-byte load, an `Entry` cost a
+    /// failed store-to-load forward (a stall of a dozen cycles) on every insertion — over half
+    /// of `insert_small`'s time in the feeding pets (`perf annotate`, issue 16).
     #[inline(always)]
-    fn insert(&mut self, entry: Entry<K>, p: f64) {
+    fn insert(&mut self, key: K, slot: u32, stamp: u32, p: f64) {
         self.stored += 1;
         if self.small_mode {
-            self.insert_small(entry, p);
+            self.insert_small(p, slot, stamp);
         } else {
-            self.insert_tiers(entry, p);
+            self.insert_tiers(Entry { key, slot, stamp }, p);
         }
     }
 
@@ -476,36 +493,74 @@ impl<K: Key, V> LadderQueue<K, V> {
     /// Inserts into the small-mode ring, keeping it sorted; a ring that outgrows `SMALL_MAX`
     /// moves into the ladder's tiers.
     #[inline]
-    fn insert_small(&mut self, entry: Entry<K>, p: f64) {
+    fn insert_small(&mut self, p: f64, slot: u32, stamp: u32) {
+        let slim = Slim { p, slot, stamp };
+        let head = self.small_head;
+        let len = self.small.len();
         // A new event is most often the latest pending one (a simulation schedules ahead of
         // what it already scheduled): then it is appended. Equal keys: the new entry goes
         // after them (any order of equal keys is allowed).
-        // Otherwise it is usually among the latest few (a model's delays differ by kind, as
-        // meals and repairs do): a short scan from the end finds its place with predictable
-        // branches; beyond a few steps a binary search does.
-        // Priorities first: they are monotone with the keys (the `Key` contract) and one
-        // float comparison decides unless they are equal, where a derived `Ord` of a
-        // composite key (the kernels' `EventKey` has five fields) compares field by field.
-        let key = entry.key;
-        let after = |e: &Entry<K>| {
-            let q = e.key.priority();
-            q > p || (q == p && e.key > key)
+        let pos = match self.small.last() {
+            Some(last) if len > head && last.p >= p => {
+                // Otherwise it is usually among the latest few (a model's delays differ by
+                // kind, as meals and repairs do). Counting the later entries of the last
+                // `SMALL_WINDOW` has no branch that depends on the data, where a scan that
+                // stops at the place costs a mispredicted branch per insertion (feeding pets,
+                // issue 16: about one per event).
+                let start = len.saturating_sub(SMALL_WINDOW).max(head);
+                let (mut later, mut tie) = (0usize, false);
+                for e in &self.small[start..len] {
+                    later += usize::from(e.p > p);
+                    tie |= e.p == p;
+                }
+                if tie {
+                    self.tied_place(head, slot, p)
+                } else if later < len - start || start == head {
+                    len - later
+                } else {
+                    // Earlier than the whole window: a binary search of the rest, by priority
+                    // (the small mode holds every entry in priority order).
+                    let at = head + self.small[head..start].partition_point(|e| e.p < p);
+                    if self.small.get(at).is_some_and(|e| e.p == p) {
+                        self.tied_place(head, slot, p)
+                    } else {
+                        at
+                    }
+                }
+            }
+            _ => len,
         };
-        let len = self.small.len();
-        let mut pos = len;
-        while pos > self.small_head && len - pos < SMALL_SCAN && after(&self.small[pos - 1]) {
-            pos -= 1;
-        }
-        if pos > self.small_head && len - pos == SMALL_SCAN && after(&self.small[pos - 1]) {
-            pos = self.small_head + self.small[self.small_head..pos].partition_point(|e| !after(e));
-        }
-        self.small.insert(pos, entry);
+        self.small.insert(pos, slim);
         if self.small.len() - self.small_head > SMALL_MAX {
             self.leave_small_mode();
         } else if self.small_head >= SMALL_MAX {
             self.small.drain(..self.small_head);
             self.small_head = 0;
         }
+    }
+
+    /// Where the entry of slab slot `slot` (its key is there already), of priority `p`, goes in
+    /// the small-mode ring when another entry there has priority `p` too: after the last entry
+    /// that does not come after it.
+    /// Equal priorities are ordered by key, read from the slab; a stale entry's slot may hold
+    /// another key by now, so stale entries of priority `p` are passed over (their place
+    /// among the live ones does not matter).
+    #[cold]
+    #[inline(never)]
+    fn tied_place(&self, head: usize, slot: u32, p: f64) -> usize {
+        let key_of = |slot: u32| self.slots[slot as usize].data.as_ref().map(|(k, _)| k);
+        let key = key_of(slot);
+        let mut pos = self.small.len();
+        while pos > head {
+            let e = &self.small[pos - 1];
+            let after =
+                e.p > p || (e.p == p && (!is_current_slim(&self.slots, e) || key_of(e.slot) > key));
+            if !after {
+                break;
+            }
+            pos -= 1;
+        }
+        pos
     }
 
     /// Moves the small-mode ring into Top, from where the next refill spreads it over a rung.
@@ -516,10 +571,9 @@ impl<K: Key, V> LadderQueue<K, V> {
         self.top_start = f64::NEG_INFINITY;
         let head = std::mem::take(&mut self.small_head);
         for entry in self.small.drain(..).skip(head) {
-            let p = entry.key.priority();
-            self.top_min = self.top_min.min(p);
-            self.top_max = self.top_max.max(p);
-            self.top.push(entry.slim(p));
+            self.top_min = self.top_min.min(entry.p);
+            self.top_max = self.top_max.max(entry.p);
+            self.top.push(entry);
         }
     }
 
@@ -532,31 +586,18 @@ impl<K: Key, V> LadderQueue<K, V> {
         let slots = &self.slots;
         let before = self.top.len();
         self.small
-            .extend(self.top.drain(..).filter_map(|e| full_entry(slots, &e)));
+            .extend(self.top.drain(..).filter(|e| is_current_slim(slots, e)));
         // Stale entries are dropped on the way.
         self.stored -= before - self.small.len();
-        self.small.sort_unstable_by_key(|e| e.key);
+        let key = |e: &Slim| match &slots[e.slot as usize].data {
+            SlotData::Occupied(key, _) => *key,
+            SlotData::Vacant(_) => unreachable!("a current entry's slot is occupied"),
+        };
+        self.small.sort_unstable_by_key(key);
         self.small_mode = true;
         self.top_min = f64::INFINITY;
         self.top_max = f64::NEG_INFINITY;
         self.top_start = f64::NEG_INFINITY;
-    }
-
-    /// Pops the smallest live entry of the small-mode ring.
-    #[inline]
-    fn pop_small(&mut self) -> Option<(K, V)> {
-        while let Some(&entry) = self.small.get(self.small_head) {
-            self.small_head += 1;
-            self.stored -= 1;
-            if self.small_head == self.small.len() {
-                self.small.clear();
-                self.small_head = 0;
-            }
-            if is_current(&self.slots, &entry) {
-                return self.release(entry.slot as usize);
-            }
-        }
-        None
     }
 
     /// Inserts into Bottom (or the spill heap beside it), keeping Bottom sorted. Kept out of
@@ -574,7 +615,7 @@ impl<K: Key, V> LadderQueue<K, V> {
         } else if self.ladder.n_rungs < MAX_RUNGS && self.bottom_to_rung() {
             // Bottom is now a rung that starts at its current bucket: the entry lands in it.
             self.stored -= 1;
-            self.insert(entry, p);
+            self.insert(entry.key, entry.slot, entry.stamp, p);
         } else {
             self.spill.push(Reverse(ByKey(entry)));
         }
@@ -782,38 +823,57 @@ impl<K: Key, V> LadderQueue<K, V> {
         self.stored -= 1;
     }
 
-    /// `pop` when neither fast path applies: stale entries to skip, the spill heap, a refill,
-    /// a switch of mode, or an empty queue.
+    /// What `pop` does when neither fast path applies (stale entries to skip, the spill heap,
+    /// a refill, a switch of mode, or an empty queue): it brings the next live entry to a fast
+    /// path's place (the small-mode head, or Bottom's end, before the spill heap's front) and
+    /// returns whether there is one. It never takes an entry out itself: when both paths
+    /// returned the popped key and value, the results met in memory, and the fast path's
+    /// fields, written by narrow stores, were read back by wide loads (a failed store-to-load
+    /// forward per pop; feeding pets, issue 16, `perf annotate`).
     #[inline(never)]
-    fn pop_slow(&mut self) -> Option<(K, V)> {
+    fn settle(&mut self) -> bool {
         loop {
             if self.small_mode {
-                return self.pop_small();
-            }
-            // Fast path: the spill heap is almost always empty.
-            if self.spill.is_empty()
-                && let Some(entry) = self.bottom.pop()
-            {
-                if let Some(ahead) = self.bottom.len().checked_sub(PREFETCH_AHEAD) {
-                    prefetch_index(&self.slots, self.bottom[ahead].slot as usize);
+                // In small mode the other tiers are empty.
+                while let Some(entry) = self.small.get(self.small_head) {
+                    if is_current_slim(&self.slots, entry) {
+                        return true;
+                    }
+                    self.small_head += 1;
+                    self.stored -= 1;
+                    if self.small_head == self.small.len() {
+                        self.small.clear();
+                        self.small_head = 0;
+                    }
                 }
-                self.stored -= 1;
-                if is_current(&self.slots, &entry) {
-                    return self.release(entry.slot as usize);
-                }
-                continue;
+                return false;
             }
             let Some((entry, from_spill)) = self.front() else {
                 if self.refill() || self.small_mode {
                     continue;
                 }
-                return None;
+                return false;
             };
-            self.remove_front(from_spill);
-            if is_current(&self.slots, &entry) {
-                return self.release(entry.slot as usize);
+            if !is_current(&self.slots, &entry) {
+                self.remove_front(from_spill);
+                continue;
             }
+            if from_spill {
+                // It precedes every entry of Bottom, so it can go to Bottom's end.
+                self.spill.pop();
+                self.bottom.push(entry);
+            }
+            return true;
         }
+    }
+
+    /// Whether Bottom's last entry, `entry`, pops before the spill heap's front (as
+    /// [`front`](Self::front) decides).
+    #[inline(always)]
+    fn before_spill(&self, entry: &Entry<K>) -> bool {
+        self.spill
+            .peek()
+            .is_none_or(|Reverse(ByKey(s))| entry.key <= s.key)
     }
 
     /// Drops every stale entry from every tier once they outnumber live entries.
@@ -834,7 +894,7 @@ impl<K: Key, V> LadderQueue<K, V> {
         self.spill.retain(|Reverse(ByKey(e))| current(e));
         self.small.drain(..self.small_head);
         self.small_head = 0;
-        self.small.retain(current);
+        self.small.retain(current_slim);
         self.stored = self.live;
     }
 }

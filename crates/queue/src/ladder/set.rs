@@ -3,7 +3,7 @@
 
 use prefetch_index::prefetch_index;
 
-use super::{Entry, LadderQueue, PREFETCH_AHEAD, Slot, SlotData, is_current};
+use super::{LadderQueue, PREFETCH_AHEAD, Slot, SlotData, is_current, is_current_slim};
 use crate::{Handle, Key, NONE, PendingSet, PushError, PushErrorKind, RescheduleError, check_key};
 
 impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
@@ -49,51 +49,55 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
             let s = &self.slots[slot as usize];
             (s.generation, s.stamp)
         };
-        self.insert(Entry { key, slot, stamp }, p);
-        Ok(Handle { slot, generation })
+        self.insert(key, slot, stamp, p);
+        Ok(Handle::new(slot, generation))
     }
 
     // Inlined into the caller, the sequential kernel's event loop (which calls it once per
     // event): without the hint the compiler stopped inlining it as that loop's function grew
     // (issue 15 measured +6 % instructions per PHOLD event from the call). Only the two fast
     // paths are inlined: the next entry of the small mode, or the end of Bottom, when live;
-    // everything else is `pop_slow`.
+    // everything else is `settle`, which brings the next entry to one of them.
     #[inline(always)]
     fn pop(&mut self) -> Option<(K, V)> {
-        if self.small_mode {
-            let head = self.small_head;
-            if let Some(&entry) = self.small.get(head)
+        loop {
+            if self.small_mode {
+                let head = self.small_head;
+                if let Some(&entry) = self.small.get(head)
+                    && is_current_slim(&self.slots, &entry)
+                {
+                    self.small_head = head + 1;
+                    self.stored -= 1;
+                    if head + 1 == self.small.len() {
+                        self.small.clear();
+                        self.small_head = 0;
+                    }
+                    return self.release(entry.slot as usize);
+                }
+            } else if let Some(&entry) = self.bottom.last()
+                && (self.spill.is_empty() || self.before_spill(&entry))
                 && is_current(&self.slots, &entry)
             {
-                self.small_head = head + 1;
-                self.stored -= 1;
-                if head + 1 == self.small.len() {
-                    self.small.clear();
-                    self.small_head = 0;
+                self.bottom.pop();
+                if let Some(ahead) = self.bottom.len().checked_sub(PREFETCH_AHEAD) {
+                    prefetch_index(&self.slots, self.bottom[ahead].slot as usize);
                 }
+                self.stored -= 1;
                 return self.release(entry.slot as usize);
             }
-        } else if self.spill.is_empty()
-            && let Some(&entry) = self.bottom.last()
-            && is_current(&self.slots, &entry)
-        {
-            self.bottom.pop();
-            if let Some(ahead) = self.bottom.len().checked_sub(PREFETCH_AHEAD) {
-                prefetch_index(&self.slots, self.bottom[ahead].slot as usize);
+            if !self.settle() {
+                return None;
             }
-            self.stored -= 1;
-            return self.release(entry.slot as usize);
         }
-        self.pop_slow()
     }
 
     #[inline]
     fn peek(&mut self) -> Option<(K, &V)> {
-        let entry = loop {
+        let slot = loop {
             if self.small_mode {
                 let &entry = self.small.get(self.small_head)?;
-                if is_current(&self.slots, &entry) {
-                    break entry;
+                if is_current_slim(&self.slots, &entry) {
+                    break entry.slot;
                 }
                 self.small_head += 1;
                 self.stored -= 1;
@@ -110,11 +114,11 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
                 return None;
             };
             if is_current(&self.slots, &entry) {
-                break entry;
+                break entry.slot;
             }
             self.remove_front(from_spill);
         };
-        self.slots[entry.slot as usize]
+        self.slots[slot as usize]
             .data
             .as_ref()
             .map(|(k, v)| (*k, v))
@@ -139,14 +143,7 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
         }
         entry.stamp = entry.stamp.wrapping_add(1);
         let stamp = entry.stamp;
-        self.insert(
-            Entry {
-                key: new_key,
-                slot: slot as u32,
-                stamp,
-            },
-            new_key.priority(),
-        );
+        self.insert(new_key, slot as u32, stamp, new_key.priority());
         self.maybe_purge();
         Ok(old_key)
     }
@@ -163,7 +160,7 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
 
     #[inline]
     fn prefetch(&self, handle: Handle) {
-        prefetch_index(&self.slots, handle.slot as usize);
+        prefetch_index(&self.slots, handle.slot() as usize);
     }
 
     fn len(&self) -> usize {
