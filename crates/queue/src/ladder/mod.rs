@@ -824,56 +824,53 @@ impl<K: Key, V> LadderQueue<K, V> {
     }
 
     /// What `pop` does when neither fast path applies (stale entries to skip, the spill heap,
-    /// a refill, a switch of mode, or an empty queue): it brings the next live entry to a fast
-    /// path's place (the small-mode head, or Bottom's end, before the spill heap's front) and
-    /// returns whether there is one. It never takes an entry out itself: when both paths
-    /// returned the popped key and value, the results met in memory, and the fast path's
-    /// fields, written by narrow stores, were read back by wide loads (a failed store-to-load
-    /// forward per pop; feeding pets, issue 16, `perf annotate`).
+    /// a refill, a switch of mode, or an empty queue): takes the next live entry out of its
+    /// tier and returns its slot, for `pop` to release. It returns a slot rather than the key
+    /// and value: when both paths returned those, the results met in memory, and the fast
+    /// path's fields, written by narrow stores, were read back by wide loads (a failed
+    /// store-to-load forward per pop; feeding pets, issue 16, `perf annotate`).
     #[inline(never)]
-    fn settle(&mut self) -> bool {
+    fn next_slot(&mut self) -> Option<u32> {
         loop {
             if self.small_mode {
                 // In small mode the other tiers are empty.
-                while let Some(entry) = self.small.get(self.small_head) {
-                    if is_current_slim(&self.slots, entry) {
-                        return true;
-                    }
+                while let Some(&entry) = self.small.get(self.small_head) {
                     self.small_head += 1;
                     self.stored -= 1;
                     if self.small_head == self.small.len() {
                         self.small.clear();
                         self.small_head = 0;
                     }
+                    if is_current_slim(&self.slots, &entry) {
+                        return Some(entry.slot);
+                    }
                 }
-                return false;
+                return None;
+            }
+            // Fast path: the spill heap is almost always empty.
+            if self.spill.is_empty()
+                && let Some(entry) = self.bottom.pop()
+            {
+                if let Some(ahead) = self.bottom.len().checked_sub(PREFETCH_AHEAD) {
+                    prefetch_index(&self.slots, self.bottom[ahead].slot as usize);
+                }
+                self.stored -= 1;
+                if is_current(&self.slots, &entry) {
+                    return Some(entry.slot);
+                }
+                continue;
             }
             let Some((entry, from_spill)) = self.front() else {
                 if self.refill() || self.small_mode {
                     continue;
                 }
-                return false;
+                return None;
             };
-            if !is_current(&self.slots, &entry) {
-                self.remove_front(from_spill);
-                continue;
+            self.remove_front(from_spill);
+            if is_current(&self.slots, &entry) {
+                return Some(entry.slot);
             }
-            if from_spill {
-                // It precedes every entry of Bottom, so it can go to Bottom's end.
-                self.spill.pop();
-                self.bottom.push(entry);
-            }
-            return true;
         }
-    }
-
-    /// Whether Bottom's last entry, `entry`, pops before the spill heap's front (as
-    /// [`front`](Self::front) decides).
-    #[inline(always)]
-    fn before_spill(&self, entry: &Entry<K>) -> bool {
-        self.spill
-            .peek()
-            .is_none_or(|Reverse(ByKey(s))| entry.key <= s.key)
     }
 
     /// Drops every stale entry from every tier once they outnumber live entries.

@@ -57,38 +57,36 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
     // event): without the hint the compiler stopped inlining it as that loop's function grew
     // (issue 15 measured +6 % instructions per PHOLD event from the call). Only the two fast
     // paths are inlined: the next entry of the small mode, or the end of Bottom, when live;
-    // everything else is `settle`, which brings the next entry to one of them.
+    // everything else is `next_slot`. Both end in one `release`.
     #[inline(always)]
     fn pop(&mut self) -> Option<(K, V)> {
-        loop {
-            if self.small_mode {
-                let head = self.small_head;
-                if let Some(&entry) = self.small.get(head)
-                    && is_current_slim(&self.slots, &entry)
-                {
-                    self.small_head = head + 1;
-                    self.stored -= 1;
-                    if head + 1 == self.small.len() {
-                        self.small.clear();
-                        self.small_head = 0;
-                    }
-                    return self.release(entry.slot as usize);
-                }
-            } else if let Some(&entry) = self.bottom.last()
-                && (self.spill.is_empty() || self.before_spill(&entry))
-                && is_current(&self.slots, &entry)
-            {
-                self.bottom.pop();
-                if let Some(ahead) = self.bottom.len().checked_sub(PREFETCH_AHEAD) {
-                    prefetch_index(&self.slots, self.bottom[ahead].slot as usize);
-                }
-                self.stored -= 1;
-                return self.release(entry.slot as usize);
+        let slot = if self.small_mode
+            && let Some(&entry) = self.small.get(self.small_head)
+            && is_current_slim(&self.slots, &entry)
+        {
+            let head = self.small_head + 1;
+            self.small_head = head;
+            self.stored -= 1;
+            if head == self.small.len() {
+                self.small.clear();
+                self.small_head = 0;
             }
-            if !self.settle() {
-                return None;
+            entry.slot
+        } else if !self.small_mode
+            && self.spill.is_empty()
+            && let Some(&entry) = self.bottom.last()
+            && is_current(&self.slots, &entry)
+        {
+            self.bottom.pop();
+            if let Some(ahead) = self.bottom.len().checked_sub(PREFETCH_AHEAD) {
+                prefetch_index(&self.slots, self.bottom[ahead].slot as usize);
             }
-        }
+            self.stored -= 1;
+            entry.slot
+        } else {
+            self.next_slot()?
+        };
+        self.release(slot as usize)
     }
 
     #[inline]
