@@ -70,6 +70,14 @@ impl std::fmt::Debug for Sequential {
     }
 }
 
+/// Whether `key` at `dest` is the event run last. Out of line and only called when the ids
+/// match (almost never): inlined, the whole comparison was computed for every event.
+#[cold]
+#[inline(never)]
+fn same_run(key: &EventKey, dest: LpId, last: &(EventKey, LpId)) -> bool {
+    *key == last.0 && dest == last.1
+}
+
 impl Sequential {
     /// A sequential kernel with the default queue.
     pub fn new(config: RunConfig) -> Sequential {
@@ -656,7 +664,7 @@ impl Sequential {
             let Pending {
                 dest, crit, event, ..
             } = pending;
-            if key.id == last_run.0.id && key == last_run.0 && dest == last_run.1 {
+            if key.id == last_run.0.id && same_run(&key, dest, &last_run) {
                 report.events_committed = committed;
                 report.events_processed = committed;
                 report.trace_hash = trace;
