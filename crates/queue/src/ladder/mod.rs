@@ -508,15 +508,15 @@ impl<K: Key, V> LadderQueue<K, V> {
                 // stops at the place costs a mispredicted branch per insertion (feeding pets,
                 // issue 16: about one per event).
                 let start = len.saturating_sub(SMALL_WINDOW).max(head);
-                let (mut later, mut tie) = (0usize, false);
-                for e in &self.small[start..len] {
-                    later += usize::from(e.p > p);
-                    tie |= e.p == p;
-                }
-                if tie {
-                    self.tied_place(head, slot, p)
-                } else if later < len - start || start == head {
-                    len - later
+                let later = self.small[start..len].iter().filter(|e| e.p > p).count();
+                let at = len - later;
+                if later < len - start || start == head {
+                    // Entries of equal priority sit just before `at`; they are ordered by key.
+                    if at > head && self.small[at - 1].p == p {
+                        self.tied_place(head, slot, p)
+                    } else {
+                        at
+                    }
                 } else {
                     // Earlier than the whole window: a binary search of the rest, by priority
                     // (the small mode holds every entry in priority order).
