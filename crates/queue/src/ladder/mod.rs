@@ -461,21 +461,23 @@ impl<K: Key, V> LadderQueue<K, V> {
     /// failed store-to-load forward (a stall of a dozen cycles) on every insertion — over half
     /// of `insert_small`'s time in the feeding pets (`perf annotate`, issue 16).
     #[inline(always)]
-    fn insert(&mut self, key: K, slot: u32, stamp: u32, p: f64) {
+    fn insert(&mut self, slot: u32, stamp: u32, p: f64) {
         self.stored += 1;
         if self.small_mode {
             self.insert_small(p, slot, stamp);
         } else {
-            self.insert_tiers(Entry { key, slot, stamp }, p);
+            self.insert_tiers(p, slot, stamp);
         }
     }
 
     /// Puts an entry into Top, a rung or Bottom. Out of line, so that `push`, which is inlined
-    /// into its callers for the sake of the small mode, stays small.
+    /// into its callers for the sake of the small mode, stays small. Bottom, which orders by
+    /// key, reads the key from the slab (the entry's slot holds it already).
     #[inline(never)]
-    fn insert_tiers(&mut self, entry: Entry<K>, p: f64) {
+    fn insert_tiers(&mut self, p: f64, slot: u32, stamp: u32) {
+        let slim = Slim { p, slot, stamp };
         if p > self.top_start {
-            self.top.push(entry.slim(p));
+            self.top.push(slim);
             self.top_min = self.top_min.min(p);
             self.top_max = self.top_max.max(p);
             return;
@@ -483,11 +485,15 @@ impl<K: Key, V> LadderQueue<K, V> {
         for rung in self.ladder.active() {
             let bucket = rung.bucket_of(p);
             if bucket >= rung.cur {
-                rung.buckets[bucket].push(entry.slim(p));
+                rung.buckets[bucket].push(slim);
                 return;
             }
         }
-        self.insert_bottom(entry, p);
+        let entry = full_entry(&self.slots, &slim);
+        debug_assert!(entry.is_some(), "an entry being inserted is current");
+        if let Some(entry) = entry {
+            self.insert_bottom(entry, p);
+        }
     }
 
     /// Inserts into the small-mode ring, keeping it sorted; a ring that outgrows `SMALL_MAX`
@@ -615,7 +621,7 @@ impl<K: Key, V> LadderQueue<K, V> {
         } else if self.ladder.n_rungs < MAX_RUNGS && self.bottom_to_rung() {
             // Bottom is now a rung that starts at its current bucket: the entry lands in it.
             self.stored -= 1;
-            self.insert(entry.key, entry.slot, entry.stamp, p);
+            self.insert(entry.slot, entry.stamp, p);
         } else {
             self.spill.push(Reverse(ByKey(entry)));
         }

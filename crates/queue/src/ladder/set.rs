@@ -49,7 +49,7 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
             let s = &self.slots[slot as usize];
             (s.generation, s.stamp)
         };
-        self.insert(key, slot, stamp, p);
+        self.insert(slot, stamp, p);
         Ok(Handle::new(slot, generation))
     }
 
@@ -141,7 +141,7 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
         }
         entry.stamp = entry.stamp.wrapping_add(1);
         let stamp = entry.stamp;
-        self.insert(new_key, slot as u32, stamp, new_key.priority());
+        self.insert(slot as u32, stamp, new_key.priority());
         self.maybe_purge();
         Ok(old_key)
     }
