@@ -209,3 +209,94 @@ fn edge_positions_all() {
     edge_positions(LadderQueue::new());
     edge_positions(FifoQueue::new());
 }
+
+/// A key whose priority is shared by many keys: `(priority, tiebreak)`, ordered by both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Tied(u8, u32);
+
+impl Key for Tied {
+    fn priority(&self) -> f64 {
+        f64::from(self.0)
+    }
+}
+
+/// The small mode orders equal priorities by the keys in the slab. A cancelled entry stays in
+/// the array until it reaches the front, and its slot may by then hold another key of the same
+/// priority: insertions must pass over it, not order by the key it no longer has.
+#[test]
+fn small_mode_orders_equal_priorities_past_stale_entries() {
+    let mut queue = LadderQueue::new();
+    let a = queue.push(Tied(1, 5), 'a').unwrap();
+    queue.push(Tied(1, 3), 'b').unwrap();
+    queue.push(Tied(2, 0), 'c').unwrap();
+    assert_eq!(queue.cancel(a), Some((Tied(1, 5), 'a')));
+    // Reuses `a`'s slot: the stale entry now points at a later key of the same priority.
+    queue.push(Tied(1, 9), 'd').unwrap();
+    queue.push(Tied(1, 4), 'e').unwrap();
+    queue.push(Tied(1, 1), 'f').unwrap();
+    let order: String = std::iter::from_fn(|| queue.pop().map(|(_, v)| v)).collect();
+    assert_eq!(order, "fbedc");
+
+    // A stale entry whose slot now holds a smaller key, to the right of a live entry larger
+    // than the one being inserted: ordering by the slot's key would stop at the stale entry
+    // and put the new one after that larger live entry.
+    let mut queue = LadderQueue::new();
+    queue.push(Tied(1, 50), 'l').unwrap();
+    let a = queue.push(Tied(1, 60), 'a').unwrap();
+    queue.push(Tied(1, 70), 'x').unwrap();
+    queue.cancel(a);
+    queue.push(Tied(1, 10), 'd').unwrap();
+    queue.push(Tied(1, 40), 'n').unwrap();
+    let order: String = std::iter::from_fn(|| queue.pop().map(|(_, v)| v)).collect();
+    assert_eq!(order, "dnlx");
+
+    // The same, at random, against a sorted list: few priorities, many keys each, cancels and
+    // reschedules, never more than the small mode's 64 entries.
+    let mut queue = LadderQueue::new();
+    let mut shadow: Vec<(Tied, Handle)> = Vec::new();
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let mut tiebreak = 0u32;
+    for _ in 0..200_000 {
+        match next(8) {
+            0..=3 if shadow.len() < 60 => {
+                tiebreak += 1;
+                let key = Tied(
+                    next(4) as u8 + 10,
+                    (next(1000) as u32) << 12 | tiebreak % 4096,
+                );
+                let handle = queue.push(key, ()).unwrap();
+                shadow.push((key, handle));
+            }
+            4 if !shadow.is_empty() => {
+                let (key, handle) = shadow.swap_remove(next(shadow.len() as u64) as usize);
+                assert_eq!(queue.cancel(handle), Some((key, ())));
+            }
+            5 if !shadow.is_empty() => {
+                let i = next(shadow.len() as u64) as usize;
+                tiebreak += 1;
+                let key = Tied(
+                    next(4) as u8 + 10,
+                    (next(1000) as u32) << 12 | tiebreak % 4096,
+                );
+                queue.reschedule(shadow[i].1, key).unwrap();
+                shadow[i].0 = key;
+            }
+            _ => {
+                let smallest = shadow.iter().enumerate().min_by_key(|(_, (key, _))| *key);
+                let expected = smallest.map(|(i, &(key, _))| (i, key));
+                let popped = queue.pop().map(|(key, ())| key);
+                assert_eq!(popped, expected.map(|(_, key)| key));
+                if let Some((i, _)) = expected {
+                    shadow.swap_remove(i);
+                }
+            }
+        }
+        assert_eq!(queue.len(), shadow.len());
+    }
+}
