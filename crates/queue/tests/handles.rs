@@ -268,7 +268,7 @@ fn small_mode_orders_equal_priorities_past_stale_entries() {
                 tiebreak += 1;
                 let key = Tied(
                     next(4) as u8 + 10,
-                    (next(1000) as u32) << 12 | tiebreak % 4096,
+                    ((next(1000) as u32) << 12) | (tiebreak % 4096),
                 );
                 let handle = queue.push(key, ()).unwrap();
                 shadow.push((key, handle));
@@ -282,7 +282,7 @@ fn small_mode_orders_equal_priorities_past_stale_entries() {
                 tiebreak += 1;
                 let key = Tied(
                     next(4) as u8 + 10,
-                    (next(1000) as u32) << 12 | tiebreak % 4096,
+                    ((next(1000) as u32) << 12) | (tiebreak % 4096),
                 );
                 queue.reschedule(shadow[i].1, key).unwrap();
                 shadow[i].0 = key;
