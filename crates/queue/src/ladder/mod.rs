@@ -595,11 +595,9 @@ impl<K: Key, V> LadderQueue<K, V> {
             .extend(self.top.drain(..).filter(|e| is_current_slim(slots, e)));
         // Stale entries are dropped on the way.
         self.stored -= before - self.small.len();
-        let key = |e: &Slim| match &slots[e.slot as usize].data {
-            SlotData::Occupied(key, _) => *key,
-            SlotData::Vacant(_) => unreachable!("a current entry's slot is occupied"),
-        };
-        self.small.sort_unstable_by_key(key);
+        // By key, from the slab (every entry left is current, so its slot holds one).
+        self.small
+            .sort_unstable_by_key(|e| slots[e.slot as usize].data.as_ref().map(|(key, _)| *key));
         self.small_mode = true;
         self.top_min = f64::INFINITY;
         self.top_max = f64::NEG_INFINITY;
