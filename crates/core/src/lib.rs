@@ -128,6 +128,7 @@ mod finish;
 mod kernel;
 pub mod kinds;
 mod model;
+mod output;
 mod pending;
 mod relocations;
 mod report;
