@@ -130,10 +130,10 @@ const PURGE_SLACK: usize = 1024;
 /// | `push`, `pop`, `peek` | amortised O(1) |
 /// | `cancel`, `reschedule`, `get` | O(1) (amortised, see below) |
 ///
-/// **Handles.** Keys and values live in a slab. Top and the rungs hold 16-byte `(priority,
-/// slot, stamp)` entries (they only bucket by priority); Bottom, the spill heap and the small
-/// mode hold `(key, slot, stamp)`, the keys read from the slab when a bucket is sorted into
-/// Bottom (for the kernels' 32-byte key that is 16 bytes per pending event in the tiers
+/// **Handles.** Keys and values live in a slab. Top, the rungs and the small mode hold 16-byte
+/// `(priority, slot, stamp)` entries (the small mode reads keys from the slab only to order
+/// equal priorities); Bottom and the spill heap hold `(key, slot, stamp)`, the keys read from
+/// the slab when a bucket is sorted into Bottom (for the kernels' 32-byte key that is 16 bytes per pending event in the tiers
 /// instead of 40: PHOLD with 2²⁰ LPs peaks 39 bytes per LP lower). A slot's *stamp* changes whenever its entry is cancelled, popped or rescheduled, so
 /// [`cancel`](crate::PendingSet::cancel) just frees the slot, and
 /// [`reschedule`](crate::PendingSet::reschedule) re-stamps it and inserts a new entry: the old
@@ -145,7 +145,8 @@ const PURGE_SLACK: usize = 1024;
 ///
 /// **Small sets.** A queue of at most 64 entries keeps them all in one sorted array
 /// (ascending, with a moving head): a push appends (the usual case: the new event is the
-/// latest) or binary-searches and shifts the later entries, a pop advances the head. For a handful of pending events that is several times cheaper than
+/// latest) or counts the later entries among the last 16, without data-dependent branches
+/// (a binary search beyond them), and shifts them; a pop advances the head. For a handful of pending events that is several times cheaper than
 /// Top, a sort per refill and Bottom (the feeding-pets model keeps about 14 pending). The
 /// 65th entry moves the array into Top; a ladder whose rungs are used up and whose Top holds
 /// at most 32 entries goes back to the array. Handles are slab slots in both modes, so they
@@ -193,7 +194,8 @@ pub struct LadderQueue<K, V> {
     /// Reused buffer for moving a tier's entries into a new rung.
     scratch: Vec<Slim>,
 
-    /// In small mode, every stored entry in `small[small_head..]`, ascending by key; Top, the
+    /// In small mode, every stored entry in `small[small_head..]`, ascending by priority and,
+    /// for equal priorities, by the slab's key among live entries; Top, the
     /// rungs and Bottom are then empty. Pops advance `small_head` (nothing moves); the popped
     /// prefix is dropped in one move once it is `SMALL_MAX` long. Empty in ladder mode.
     small: Vec<Slim>,

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use crate::Key;
 
-/// What Bottom, the spill heap and the small mode store: a key plus the slot it belongs to.
+/// What Bottom and the spill heap store: a key plus the slot it belongs to.
 #[derive(Clone, Copy)]
 pub(super) struct Entry<K> {
     pub(super) key: K,
@@ -25,11 +25,11 @@ impl<K: Key> Entry<K> {
     }
 }
 
-/// What Top and the rungs store: the key's priority, the slot and its stamp, 16 bytes. They
-/// spread entries by priority only, so the key (in the slab) is not needed until a bucket is
-/// sorted into Bottom, which reads it there: a pending event costs 16 bytes in the tiers
-/// instead of the key's size plus 8 (40 bytes for the kernels' 32-byte key), and spreading
-/// moves less memory.
+/// What Top, the rungs and the small mode store: the key's priority, the slot and its stamp,
+/// 16 bytes. Top and the rungs spread entries by priority only, so the key (in the slab) is
+/// not needed until a bucket is sorted into Bottom, which reads it there: a pending event
+/// costs 16 bytes in the tiers instead of the key's size plus 8 (40 bytes for the kernels'
+/// 32-byte key), and spreading moves less memory.
 #[derive(Clone, Copy)]
 pub(super) struct Slim {
     pub(super) p: f64,
