@@ -189,13 +189,21 @@ impl<K: Copy + Ord> GvtShared<K> {
         }
     }
 
-    /// Starts a round unless one is in progress. Returns whether this call started one.
+    /// Starts a round unless one is in progress. Returns whether this call started one, or
+    /// in external mode whether it is the first to ask the gateway for one since the
+    /// gateway last looked: either way the caller wakes its peers (the gateway among them)
+    /// so that the round goes ahead at once.
     pub(crate) fn try_start(&self) -> bool {
         if self.external {
-            self.requested.store(true, Ordering::Relaxed);
-            return false;
+            return !self.requested.swap(true, Ordering::Relaxed);
         }
         self.start()
+    }
+
+    /// Whether this is a rank's shared state in external mode (its gateway is a participant
+    /// and publishes the GVT).
+    pub(crate) fn is_external(&self) -> bool {
+        self.external
     }
 
     /// Starts a round unless one is in progress, in either mode (the gateway's call).

@@ -8,7 +8,7 @@ use std::time::Instant;
 use crossbeam_channel::Receiver;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use warpsim_core::{EventKey, LogicalProcess, LpId, OutputSink, Report, RunError, SimError};
+use warpsim_core::{EventKey, LogicalProcess, LpId, OutputSink, Report, RunError, SimError, Time};
 
 use super::gate::Gate;
 use super::inplace::InPlace;
@@ -74,6 +74,10 @@ pub(super) struct Gateway<'a, 't, M: LogicalProcess, T> {
     pub(super) shown: Instant,
     pub(super) totals: (u64, u64),
     pub(super) earlier: u64,
+    /// The time word of the last round's smallest key, as its first all-reduce found it:
+    /// the same on every rank, so every rank decides alike whether the next round needs the
+    /// key's other levels (`Gateway::least_key`).
+    pub(super) last_least_time: u64,
 }
 
 impl<M, T> Gateway<'_, '_, M, T>
@@ -355,20 +359,37 @@ where
         Ok(all)
     }
 
-    /// Ground rule 3d: the smallest of every rank's `local` key, exactly, from all-reduces
-    /// of minima (a key's order is not word by word, while MPI's built-in minimum is; a
-    /// user-defined operation would need `unsafe` or libffi). Level by level: the time, with
-    /// `no_stop` (`None` when some rank has stopped); then `age` and `src` in one word (32
-    /// bits each, so their order is kept) from the ranks still tied; then `sent`; then `id`.
-    /// Four collectives of one or two words each: a round's traffic per rank does not grow
-    /// with the number of ranks. (A word-by-word minimum of whole keys would be a lower
-    /// bound, but a failed event commits only once GVT reaches its exact key, so it can
-    /// stall a run.)
+    /// Ground rule 3d: the smallest of every rank's `local` key, from all-reduces of minima
+    /// (a key's order is not word by word, while MPI's built-in minimum is; a user-defined
+    /// operation would need `unsafe` or libffi). First the time, with `no_stop` (`None` when
+    /// some rank has stopped).
+    ///
+    /// When that time is past the last round's, the GVT is the smallest key at that time:
+    /// a lower bound of the exact minimum, which is all a GVT must be, and it moves the run
+    /// on, since everything before that time commits. That takes one collective, and it is
+    /// the common case. Only when the time did not move (a failed event commits only once
+    /// GVT reaches its exact key, so a lower bound could stall the run there) does the
+    /// round find the exact key, level by level: `age` and `src` in one word (32 bits each,
+    /// so their order is kept) from the ranks still tied, then `sent`, then `id`. Every
+    /// rank sees the same first minimum and the same last one, so all make the same
+    /// collectives. At most four of one or two words each: a round's traffic per rank does
+    /// not grow with the number of ranks.
     fn least_key(&mut self, local: EventKey, no_stop: u64) -> Result<Option<EventKey>, SimError> {
         let words = key_words(local);
         let first = self.reduce(&[words[0], no_stop], Reduction::Min)?;
         if first[1] == 0 {
             return Ok(None);
+        }
+        let moved = first[0] > self.last_least_time && first[0] != key_words(key_max())[0];
+        self.last_least_time = first[0];
+        if moved {
+            return Ok(Some(EventKey::new(
+                Time::new(f64::from_bits(first[0])).unwrap_or(Time::ZERO),
+                0,
+                LpId::new(0),
+                Time::ZERO,
+                0,
+            )));
         }
         let levels = [words[0], (words[1] << 32) | words[2], words[3], words[4]];
         let mut least = [first[0], 0, 0, 0];

@@ -29,12 +29,15 @@
 //!    minimum `m` covers every event and message on the rank, including what the gateway
 //!    forwarded before reporting.
 //!    d. *Minimum*: the smallest `min(m, red_min)` over the ranks (with `red_min` taken
-//!    now), exactly, by all-reduces of minima level by level (time, then `age` and `src`,
+//!    now), by an all-reduce of the times' minimum. When that time is past the last
+//!    round's, the GVT is the smallest key at that time (a lower bound, one collective);
+//!    otherwise the exact key, by further all-reduces level by level (`age` and `src`,
 //!    then `sent`, then `id`, each from the ranks still tied; `Gateway::least_key`). A
 //!    packet in flight is of the new colour (b), so its stamp is at least its sender's
 //!    `red_min` if it left before the sender contributed, and at least the sender's `m`
 //!    after (it was caused by an event the local round covered). The minimum over ranks is
-//!    the GVT, identical on every rank, and is published to the workers. No step of a round
+//!    (or its lower bound) the GVT, identical on every rank, and is published to the
+//!    workers; a worker's request for a round, and its report, wake the gateway. No step of a round
 //!    moves more than two words per rank, so rounds cost O(log ranks), not O(ranks).
 //! 4. **Stop.** Every round's all-reduces also say whether any rank has a stop key (a
 //!    handler error that GVT reached). Once one has, an all-gather of the stop keys (once
@@ -436,6 +439,7 @@ impl TimeWarp {
                 shown: Instant::now(),
                 totals: (0, 0),
                 earlier: before.as_ref().map_or(0, |report| report.events_committed),
+                last_least_time: 0,
             };
             for (source, packet) in arrivals.early {
                 gateway.gate.handle(source, packet);

@@ -67,6 +67,12 @@ impl<M: LogicalProcess> Worker<'_, M> {
         {
             // A new GVT: workers asleep waiting for one (idle, or at a window) look now.
             self.wake_peers();
+        } else if self.shared.gvt.is_external() {
+            // The rank's gateway, asleep between looks, takes the round on to the other
+            // ranks at once: it is the last of this rank's peers (`cluster` ground rule 2).
+            if let Some(gateway) = self.mail.peers.last() {
+                let _ = gateway.send(Vec::new());
+            }
         }
     }
 
@@ -171,6 +177,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         // The smallest base of a record still live (see `log.rs`, "Forgetting").
         let mut pin = NONE;
         let mut committed = 0u64;
+        let mut live = 0u64;
         let mut last_commit = self.last_commit;
         let Worker {
             logs,
@@ -187,6 +194,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             }
             if record.key >= bound {
                 pin = pin.min(record.base);
+                live += 1;
                 continue;
             }
             record.status = Status::Committed;
@@ -220,6 +228,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         self.counters.committed += committed;
         self.last_commit = last_commit;
         self.take_safe(bound, &mut batch, &mut observed);
+        self.logs.committed(live);
         let dropped = self.logs.forget(pin);
         self.sizes.saves -= dropped.saves;
         if self.settings.memory.is_some() {

@@ -49,10 +49,12 @@ impl<M: LogicalProcess> Worker<'_, M> {
             }
             let stall = if time >= self.end_time {
                 Some(None)
-            } else if self.logs.records.len() as u64 >= self.records_max && key > self.gvt {
-                // At the cap on records, only the event GVT waits for still runs: it may be
-                // below every record held (a straggler to an LP with nothing later), and
-                // without it GVT, and so every commit that would free records, waits forever.
+            } else if self.logs.live_bound() >= self.records_max && time > self.gvt.time.as_f64() {
+                // At the cap on live records, only the events at GVT's time still run: the
+                // one GVT waits for may be below every record held (a straggler to an LP
+                // with nothing later), and without it GVT, and so every commit that would
+                // free records, waits forever. (By time, not key: a distributed run's GVT is
+                // the smallest key at its time, below the event it waits for.)
                 Some(Some(false))
             } else if let Some(window) = self.window.window()
                 && time > self.gvt.time.as_f64() + window
