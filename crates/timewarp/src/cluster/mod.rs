@@ -37,8 +37,9 @@
 //!    `red_min` if it left before the sender contributed, and at least the sender's `m`
 //!    after (it was caused by an event the local round covered). The minimum over ranks is
 //!    (or its lower bound) the GVT, identical on every rank, and is published to the
-//!    workers; a worker's request for a round, and its report, wake the gateway. No step of a round
-//!    moves more than two words per rank, so rounds cost O(log ranks), not O(ranks).
+//!    workers; a worker's request for a round, and its report, wake the gateway. No step
+//!    of a round moves more than two words per rank, so rounds cost O(log ranks), not
+//!    O(ranks).
 //! 4. **Stop.** Every round's all-reduces also say whether any rank has a stop key (a
 //!    handler error that GVT reached). Once one has, an all-gather of the stop keys (once
 //!    per run) finds the smallest, and every rank stops there, so all commit exactly the
