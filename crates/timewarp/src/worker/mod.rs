@@ -357,6 +357,10 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                     // `finish` still takes part in a migration published with this GVT.
                     break;
                 }
+                // The new safe bound counts on every message another worker sent before it
+                // reported being here (`safe.rs`, ground rule 1). The absorb above may have
+                // come before some of them were enqueued, while the round was completing.
+                self.absorb_inbox();
                 if migrations != self.balance.migrations_done {
                     self.migrate();
                 }

@@ -27,7 +27,11 @@
 //!    enforces), a message from another worker comes at least `L` after the event that sent
 //!    it: such a message always goes to another LP (an LP lives on one worker, and a
 //!    migration voids the bound), and so do the cancels and moves it carries. The bound is
-//!    then the smallest key at `L` past the minimum of the reports and sends above. Since
+//!    then the smallest key at `L` past the minimum of the reports and sends above. A
+//!    message another worker sent here before its report may then lie below the bound (the
+//!    report folds its key in, and the lookahead widens past it), so the worker absorbs its
+//!    inbox again after it takes a new bound, before it runs anything: every such message
+//!    was enqueued before the round completed, so it is there by then. Since
 //!    the bound goes stale as the other workers move on, a worker that meets an event past
 //!    it after [`EAGER_ROUND`] events asks for the next GVT round at once rather than after
 //!    the usual interval.
