@@ -19,8 +19,12 @@ const IMBALANCE: f64 = 1.15;
 /// (`TimeWarp::give_way`): at the first GVT this long after the last look.
 const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(5);
 
-/// The looks a decision to give way spans (see [`Worker::consider_giving_way`]): 60 ms.
-const LOOKS: usize = 12;
+/// The looks a decision to give way spans (see [`Worker::consider_giving_way`]): 120 ms.
+const LOOKS: usize = 24;
+
+/// A worker gives way only if every worker still holding LPs waited for a core more than
+/// this share of `TimeWarp::give_way`'s threshold (see [`Worker::consider_giving_way`]).
+const ALL_WAITED: f64 = 0.75;
 
 impl<M: LogicalProcess> Worker<'_, M> {
     /// Worker 0, every [`BALANCE_EVERY`] GVTs: if the busiest worker committed more than
@@ -104,13 +108,18 @@ impl<M: LogicalProcess> Worker<'_, M> {
     }
 
     /// Worker 0: whether a worker that still holds LPs waited for a core more than `share`
-    /// of the time over the last [`LOOKS`] looks (at once when `share` is 0, and only when
-    /// no migration is pending); if so, plans to move all its LPs to the worker that waited
-    /// least and asks for a migration with the next GVT. Over several looks, because on a
-    /// machine that is otherwise quiet both threads still wait now and then for a few
-    /// milliseconds at a time (40–75 % of one 5 ms look, at most 30 % of 60 ms, measured
-    /// here), which must not move anything; a process that keeps one of 2 cores busy makes
-    /// each of 2 threads wait 44–51 % of the time, steadily.
+    /// of the time over the last [`LOOKS`] looks, while every such worker waited more than
+    /// [`ALL_WAITED`] of `share` (at once when `share` is 0, and only when no migration is
+    /// pending); if so, plans to move all its LPs to the worker that waited least and asks
+    /// for a migration with the next GVT.
+    ///
+    /// Over many looks, and only when all waited, because on a machine that is otherwise
+    /// quiet the threads of a run still wait, one more than the other: 40–75 % of one 5 ms
+    /// look, and on 2026-11-29 up to 41–43 % of 60 ms in the first 100 ms of a run (PHOLD
+    /// 16,384 LPs `--work 1000`: 3 runs in 4 gave way on a quiet machine and ran as slowly
+    /// as on one thread), while the other worker waited 20–30 %. Over 120 ms the worse of the
+    /// two waited at most 39 %, the better at most 30 % (8 runs). A process that keeps one of
+    /// 2 cores busy makes both threads wait, steadily: 44–70 % each over 120 ms.
     fn consider_giving_way(&mut self, share: f64, now: std::time::Instant) {
         if self.shared.gvt.migrations() != self.balance.migrations_done {
             return;
@@ -142,7 +151,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         }
         let by_share = |a: &&(usize, f64), b: &&(usize, f64)| a.1.total_cmp(&b.1);
         let (mut from, worst) = *shares.iter().max_by(by_share).expect("two workers");
-        let (to, _) = *shares.iter().min_by(by_share).expect("two workers");
+        let (to, least) = *shares.iter().min_by(by_share).expect("two workers");
         if from == to {
             // All alike (a forced look, or nothing measured): any other one.
             from = shares
@@ -151,7 +160,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 .find(|&worker| worker != to)
                 .expect("two workers");
         }
-        if share > 0.0 && worst <= share {
+        if share > 0.0 && (worst <= share || least <= ALL_WAITED * share) {
             return;
         }
         // The next decision measures afresh, without the workers' waits before this move.
