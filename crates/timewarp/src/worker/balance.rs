@@ -146,23 +146,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
             .filter(|(worker, _)| !self.balance.emptied.contains(worker))
             .map(|(worker, (now, mark))| (worker, now.saturating_sub(*mark) as f64 / wall))
             .collect();
-        if shares.len() < 2 {
+        let Some((from, to)) = giving_way(&shares, share) else {
             return;
-        }
-        let by_share = |a: &&(usize, f64), b: &&(usize, f64)| a.1.total_cmp(&b.1);
-        let (mut from, worst) = *shares.iter().max_by(by_share).expect("two workers");
-        let (to, least) = *shares.iter().min_by(by_share).expect("two workers");
-        if from == to {
-            // All alike (a forced look, or nothing measured): any other one.
-            from = shares
-                .iter()
-                .map(|(worker, _)| *worker)
-                .find(|&worker| worker != to)
-                .expect("two workers");
-        }
-        if share > 0.0 && (worst <= share || least <= ALL_WAITED * share) {
-            return;
-        }
+        };
         // The next decision measures afresh, without the workers' waits before this move.
         self.balance.looks.clear();
         self.balance.emptied.push(from);
@@ -421,10 +407,55 @@ impl<M: LogicalProcess> Worker<'_, M> {
     }
 }
 
+/// The decision of [`Worker::consider_giving_way`] from each worker's share of the span it
+/// waited for a core, `(worker, share)` for the workers that still hold LPs: the worker
+/// that gives its LPs away and the one that takes them, if one waited more than `share`
+/// and every one more than [`ALL_WAITED`] of it (always, when `share` is 0).
+fn giving_way(shares: &[(usize, f64)], share: f64) -> Option<(usize, usize)> {
+    if shares.len() < 2 {
+        return None;
+    }
+    let by_share = |a: &&(usize, f64), b: &&(usize, f64)| a.1.total_cmp(&b.1);
+    let (mut from, worst) = *shares.iter().max_by(by_share)?;
+    let (to, least) = *shares.iter().min_by(by_share)?;
+    if from == to {
+        // All alike (a forced look, or nothing measured): any other one.
+        from = shares
+            .iter()
+            .map(|(worker, _)| *worker)
+            .find(|&worker| worker != to)?;
+    }
+    if share > 0.0 && (worst <= share || least <= ALL_WAITED * share) {
+        return None;
+    }
+    Some((from, to))
+}
+
 /// Nanoseconds this thread has waited for a core (runnable, not running) since it started:
 /// the second field of Linux's `/proc/thread-self/schedstat`. `None` where there is no such
 /// file.
 fn waited_for_a_core() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     text.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::giving_way;
+
+    #[test]
+    fn only_a_worker_that_waited_while_every_worker_waited_gives_way() {
+        // A quiet machine: one thread waited 39 % of the span, the other 20 %.
+        assert_eq!(giving_way(&[(0, 0.39), (1, 0.20)], 0.4), None);
+        assert_eq!(giving_way(&[(0, 0.43), (1, 0.24)], 0.4), None);
+        // Another process keeps a core busy: both wait, one more.
+        assert_eq!(giving_way(&[(0, 0.70), (1, 0.44)], 0.4), Some((0, 1)));
+        assert_eq!(giving_way(&[(0, 0.55), (1, 0.56)], 0.4), Some((1, 0)));
+        // Both waited, but neither more than the share.
+        assert_eq!(giving_way(&[(0, 0.38), (1, 0.35)], 0.4), None);
+        // Forced (share 0): always, even when nothing was measured.
+        assert_eq!(giving_way(&[(2, 0.0), (3, 0.0)], 0.0), Some((3, 2)));
+        // Nobody to give to.
+        assert_eq!(giving_way(&[(0, 0.9)], 0.4), None);
+    }
 }
