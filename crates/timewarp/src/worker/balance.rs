@@ -120,6 +120,16 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// as on one thread), while the other worker waited 20–30 %. Over 120 ms the worse of the
     /// two waited at most 39 %, the better at most 30 % (8 runs). A process that keeps one of
     /// 2 cores busy makes both threads wait, steadily: 44–70 % each over 120 ms.
+    ///
+    /// And only when other processes kept at least `share` of a core busy in each half of
+    /// the span (`/proc/stat` less this process's own time; not checked where there is no
+    /// such file): a process that keeps a core busy, not one that starts beside the run.
+    /// The waits alone moved LPs when the run's output went to a program that was starting
+    /// up (`warpsim run ... --json | python3 ...`): both threads of PHOLD 1,024 LPs waited
+    /// 36–50 % of the first 120 ms, the other processes ran 0.4–0.8 of a core then, and 5
+    /// runs of 8 gave way for good and took 0.33–0.36 s against 0.23–0.25 s. A busy loop
+    /// uses a whole core in every half; a quiet machine's other processes, a few hundredths
+    /// of one.
     fn consider_giving_way(&mut self, share: f64, now: std::time::Instant) {
         if self.shared.gvt.migrations() != self.balance.migrations_done {
             return;
@@ -130,14 +140,28 @@ impl<M: LogicalProcess> Worker<'_, M> {
             .iter()
             .map(|gauge| gauge.waited.load(Ordering::Relaxed))
             .collect();
+        let others = others_ran();
         let looks = &mut self.balance.looks;
-        looks.push_back((now, waited.clone()));
+        looks.push_back((now, waited.clone(), others));
         if looks.len() <= LOOKS && share > 0.0 {
             return;
         }
-        let Some((then, marks)) = looks.pop_front() else {
+        let Some((then, marks, others_then)) = looks.pop_front() else {
             return;
         };
+        // Cores the other processes kept busy in each half of the span, where Linux says.
+        let mid = looks.get(LOOKS / 2 - 1).and_then(|look| look.2);
+        let busy_elsewhere = match (others_then, mid, others) {
+            (Some(then), Some(mid), Some(now)) => mid
+                .cores_since(&then)
+                .zip(now.cores_since(&mid))
+                .map(|(first, second)| first.min(second)),
+            _ => None,
+        };
+        if share > 0.0 && busy_elsewhere.is_some_and(|cores| cores < share) {
+            // Nobody else took a core: the waits are this run's own (see above).
+            return;
+        }
         let wall = now.duration_since(then).as_nanos().max(1) as f64;
         let shares: Vec<(usize, f64)> = waited
             .iter()
@@ -431,6 +455,55 @@ fn giving_way(shares: &[(usize, f64)], share: f64) -> Option<(usize, usize)> {
     Some((from, to))
 }
 
+/// What the machine's CPUs had run for other processes, and in all, at one look: clock
+/// ticks from `/proc/stat` (all CPUs) less this process's own (`/proc/self/stat`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Others {
+    busy: u64,
+    total: u64,
+    cpus: u64,
+}
+
+impl Others {
+    /// Cores' worth the other processes ran since `then`; `None` if no tick passed.
+    fn cores_since(&self, then: &Others) -> Option<f64> {
+        let total = self
+            .total
+            .checked_sub(then.total)
+            .filter(|&ticks| ticks > 0)?;
+        let busy = self.busy.saturating_sub(then.busy);
+        Some(busy as f64 / total as f64 * self.cpus as f64)
+    }
+}
+
+/// [`Others`] now, or `None` where Linux's files are not there.
+fn others_ran() -> Option<Others> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let mut lines = stat.lines();
+    // "cpu user nice system idle iowait irq softirq steal ...": busy is all but idle and
+    // iowait; steal (time the hypervisor gave another machine) is no process here.
+    let ticks: Vec<u64> = lines
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .map(|field| field.parse().ok())
+        .collect::<Option<_>>()?;
+    let field = |index: usize| ticks.get(index).copied().unwrap_or(0);
+    let all: u64 = (0..7).map(field).sum();
+    let busy = all - field(3) - field(4);
+    let cpus = lines.filter(|line| line.starts_with("cpu")).count() as u64;
+    // utime and stime: fields 14 and 15 of `/proc/self/stat`, the 12th and 13th after the
+    // command name's closing parenthesis.
+    let own = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let mut after = own.rsplit_once(')')?.1.split_whitespace().skip(11);
+    let ours = after.next()?.parse::<u64>().ok()? + after.next()?.parse::<u64>().ok()?;
+    Some(Others {
+        busy: busy.saturating_sub(ours),
+        total: all,
+        cpus: cpus.max(1),
+    })
+}
+
 /// Nanoseconds this thread has waited for a core (runnable, not running) since it started:
 /// the second field of Linux's `/proc/thread-self/schedstat`. `None` where there is no such
 /// file.
@@ -441,7 +514,30 @@ fn waited_for_a_core() -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::giving_way;
+    use super::{Others, giving_way};
+
+    #[test]
+    fn other_processes_are_counted_in_cores() {
+        // 12 of 24 ticks on 2 CPUs: one core's worth.
+        let then = Others {
+            busy: 100,
+            total: 1_000,
+            cpus: 2,
+        };
+        let now = Others {
+            busy: 112,
+            total: 1_024,
+            cpus: 2,
+        };
+        assert_eq!(now.cores_since(&then), Some(1.0));
+        // No tick passed: nothing to say.
+        assert_eq!(then.cores_since(&then), None);
+        #[cfg(target_os = "linux")]
+        {
+            let here = super::others_ran().expect("Linux has /proc/stat and /proc/self/stat");
+            assert!(here.cpus >= 1 && here.busy <= here.total);
+        }
+    }
 
     #[test]
     fn only_a_worker_that_waited_while_every_worker_waited_gives_way() {

@@ -33,6 +33,7 @@
 //!    kernel's error too, and the run stops.
 
 mod balance;
+use balance::Others;
 mod commit;
 mod end;
 mod execute;
@@ -222,9 +223,9 @@ struct Balance<'a, M: LogicalProcess> {
     load_marks: Vec<u64>,
     /// When this worker last read how long it waited for a core (`give_way`).
     noted_at: Option<std::time::Instant>,
-    /// Worker 0: the workers' waits for a core at its last looks, and the workers it has
-    /// emptied (`give_way`).
-    looks: std::collections::VecDeque<(std::time::Instant, Vec<u64>)>,
+    /// Worker 0: the workers' waits for a core at its last looks, with what the machine's
+    /// other processes had run by then, and the workers it has emptied (`give_way`).
+    looks: std::collections::VecDeque<(std::time::Instant, Vec<u64>, Option<Others>)>,
     emptied: Vec<usize>,
     transfer: &'a Mutex<Vec<Transfer<M>>>,
 }
