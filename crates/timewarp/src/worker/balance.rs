@@ -113,13 +113,14 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// pending); if so, plans to move all its LPs to the worker that waited least and asks
     /// for a migration with the next GVT.
     ///
-    /// Over many looks, and only when all waited, because on a machine that is otherwise
-    /// quiet the threads of a run still wait, one more than the other: 40–75 % of one 5 ms
-    /// look, and on 2026-11-29 up to 41–43 % of 60 ms in the first 100 ms of a run (PHOLD
-    /// 16,384 LPs `--work 1000`: 3 runs in 4 gave way on a quiet machine and ran as slowly
-    /// as on one thread), while the other worker waited 20–30 %. Over 120 ms the worse of the
-    /// two waited at most 39 %, the better at most 30 % (8 runs). A process that keeps one of
-    /// 2 cores busy makes both threads wait, steadily: 44–70 % each over 120 ms.
+    /// Over many looks, and only when all waited, because the threads of a run wait now
+    /// and then on a machine nobody else keeps busy, one more than the other: 40–75 % of one
+    /// 5 ms look, and on 2026-11-29 up to 41–43 % of 60 ms in the first 100 ms of a run
+    /// whose output went to a program starting up (PHOLD 16,384 LPs `--work 1000`: 3 runs
+    /// in 4 gave way and ran as slowly as on one thread), while the other worker waited
+    /// 20–30 %. Over 120 ms the worse of the two waited at most 39 %, the better at most
+    /// 30 % (8 runs). A process that keeps one of 2 cores busy makes both threads wait,
+    /// steadily: 44–70 % each over 120 ms.
     ///
     /// And only when other processes kept at least `share` of a core busy in each half of
     /// the span (`/proc/stat` less this process's own time; not checked where there is no
