@@ -386,20 +386,27 @@ fn a_signal_to_mpirun_stops_every_rank_with_a_checkpoint_that_resumes_on_any_ker
         command.extend(["--checkpoint-file", file]);
         // A loaded machine may take longer than that to start the ranks and install their
         // signal handlers: a job the signal itself killed (no report) is started again, and
-        // the signal sent later.
+        // the signal sent later. A quiet one may finish the run before the signal comes (a
+        // report that was not interrupted): then it is sent sooner.
         let mut wait = 1500;
+        let mut tries = 0;
         let out = loop {
             let out = mpirun_signalled(
                 &on_ranks(ranks, &command),
                 Some((signal, Duration::from_millis(wait))),
             );
-            let reported = String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .any(|line| line.starts_with('{'));
-            if reported || wait > 12_000 {
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let report = stdout.lines().find(|line| line.starts_with('{'));
+            tries += 1;
+            if tries >= 8 {
                 break out;
             }
-            wait *= 2;
+            match report {
+                Some(line) if !line.contains("\"interrupted\"") => wait = (wait / 2).max(50),
+                Some(_) => break out,
+                None if wait > 12_000 => break out,
+                None => wait *= 2,
+            }
         };
         let stderr = String::from_utf8_lossy(&out.stderr);
         // Every rank exits with 128 + the signal (`mpi.rs` shares the signal between the
