@@ -285,6 +285,7 @@ impl Transport for MpiTransport<'_> {
             // rank stays out of a level of a GVT round) won every minimum, and GVT jumped
             // past events still at risk. A signed minimum is right in every MPI.
             Reduction::Min => {
+                const FLIP: u64 = 1 << 63;
                 let flipped: Vec<i64> = mine.iter().map(|&word| (word ^ FLIP) as i64).collect();
                 let mut result = vec![0i64; mine.len()];
                 self.reduce_into(
@@ -299,59 +300,7 @@ impl Transport for MpiTransport<'_> {
             other => Err(failed(format!("no MPI operation for {other:?}"))),
         }
     }
-
-    /// Both `MPI_Iallreduce`s in flight together, so a round waits for the slowest rank once.
-    /// Every rank posts them in the same order (MPI's rule for non-blocking collectives).
-    fn all_reduce_both(
-        &mut self,
-        sums: &[u64],
-        mins: &[u64],
-        arrived: &mut Arrived<'_>,
-    ) -> Result<(Vec<u64>, Vec<u64>), TransportError> {
-        let world = &self.mpi.universe.world();
-        let mut summed = vec![0u64; sums.len()];
-        // The minimum on signed words with the top bit flipped, as in `all_reduce`.
-        let flipped: Vec<i64> = mins.iter().map(|&word| (word ^ FLIP) as i64).collect();
-        let mut least = vec![0i64; mins.len()];
-        scope(|scope| {
-            let mut sum = Some(world.immediate_all_reduce_into(
-                scope,
-                sums,
-                &mut summed[..],
-                SystemOperation::sum(),
-            ));
-            let mut min = Some(world.immediate_all_reduce_into(
-                scope,
-                &flipped[..],
-                &mut least[..],
-                SystemOperation::min(),
-            ));
-            let mut patience = Patience::new(self.timeout);
-            loop {
-                if let Some(request) = sum.take() {
-                    sum = request.test().err();
-                }
-                if let Some(request) = min.take() {
-                    min = request.test().err();
-                }
-                if sum.is_none() && min.is_none() {
-                    break;
-                }
-                let received = receive_pending(world, arrived);
-                if let Err(error) = patience.round(received > 0) {
-                    self.give_up(&error);
-                }
-            }
-        });
-        Ok((
-            summed,
-            least.into_iter().map(|word| word as u64 ^ FLIP).collect(),
-        ))
-    }
 }
-
-/// The top bit, flipped to map `u64` words to `i64` in the same order (see `all_reduce`).
-const FLIP: u64 = 1 << 63;
 
 impl MpiTransport<'_> {
     /// `MPI_Iallreduce` of `mine` into `result`, polled until done, receiving every batch

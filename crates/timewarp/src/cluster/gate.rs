@@ -31,10 +31,6 @@ pub(super) struct Gate<'a, E, O> {
     pub(super) total_received: u64,
     /// Smallest stamp sent since this rank changed colour.
     pub(super) red_min: EventKey,
-    /// Smallest stamp of the packets of an older colour received since this rank changed
-    /// colour (ground rule 3c of `cluster`: a round's local minimum may have been taken
-    /// before they came).
-    pub(super) white_min: EventKey,
     /// Per local worker: messages to forward.
     pub(super) split: Vec<Vec<Msg<E>>>,
     /// Rank 0: per rank, the bound below which its outputs are all here.
@@ -74,10 +70,6 @@ impl<E: DeserializeOwned, O: DeserializeOwned> Gate<'_, E, O> {
                 *self.balance.entry(epoch).or_insert(0) -= 1;
                 self.total_received += 1;
                 self.newest_seen = self.newest_seen.max(epoch);
-                if epoch < self.epoch {
-                    let stamp = msgs.iter().map(Msg::stamp).min().unwrap_or_else(key_max);
-                    self.white_min = self.white_min.min(stamp);
-                }
                 for msg in msgs {
                     let worker = if msg.dest().index() < self.route.len() {
                         route_of(self.route, msg.dest().index()).0 as usize

@@ -27,17 +27,8 @@ use crate::watch::Watchdog;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Idle,
+    Counting,
     Local,
-}
-
-/// What the counting of a round (ground rule 3c) found.
-enum Counted {
-    /// Some rank has stopped.
-    Stopped,
-    /// No packet of the old colour is in flight: this rank's contribution to the minimum,
-    /// and the first all-reduce of the minimum (the times' minimum and whether no rank
-    /// stopped).
-    Least(EventKey, [u64; 2]),
 }
 
 /// How the main loop ended.
@@ -228,19 +219,44 @@ where
                         || self.gate.newest_seen > self.gate.epoch
                         || last_round.elapsed() >= MAX_GAP
                     {
-                        // 3a: change colour, and (3b) the local round at once.
+                        // 3a: change colour.
                         self.gate.epoch += 1;
                         self.gate.red_min = key_max();
-                        self.gate.white_min = key_max();
-                        self.shared.gvt.start();
-                        self.wake_workers();
-                        phase = Phase::Local;
+                        phase = Phase::Counting;
                         busy = true;
                     }
                 }
+                Phase::Counting => {
+                    // 3b.
+                    let white = self
+                        .gate
+                        .balance
+                        .get(&(self.gate.epoch - 1))
+                        .copied()
+                        .unwrap_or(0);
+                    let stopped = u64::from(self.local_stop() != key_max());
+                    let (stop, pause) = self.requests();
+                    let (committed, processed) = self.local_counts();
+                    let mine = [white as u64, stopped, stop, pause, committed, processed];
+                    let sums = self.reduce(&mine, Reduction::Sum)?;
+                    if sums[1] > 0 {
+                        return Ok(Ending::Stopped(self.smallest_stop()?));
+                    }
+                    self.totals = (sums[4], sums[5]);
+                    if sums[2] > 0 || sums[3] > 0 {
+                        self.decide(sums[2] > 0);
+                    }
+                    if sums[0] == 0 {
+                        self.gate.balance.remove(&(self.gate.epoch - 1));
+                        self.shared.gvt.start();
+                        self.wake_workers();
+                        phase = Phase::Local;
+                    }
+                    busy = true;
+                }
                 Phase::Local => {
                     if let Some(round) = self.shared.gvt.must_report(&self.gate.port) {
-                        // 3b: flush everything held before reporting.
+                        // 3c: flush everything held before reporting.
                         self.take_inbox();
                         self.send()?;
                         self.shared
@@ -251,15 +267,11 @@ where
                     let stopped = self.shared.stop.load(Ordering::SeqCst);
                     let result = self.shared.gvt.take_result();
                     if result.is_some() || stopped {
-                        // (A rank whose workers stopped has no local result; its stop key
-                        // ends the run anyway.)
-                        let local = result.unwrap_or_else(key_max);
-                        let (least, first) = match self.count_and_least(local)? {
-                            Counted::Stopped => return Ok(Ending::Stopped(self.smallest_stop()?)),
-                            Counted::Least(least, first) => (least, first),
-                        };
-                        // 3d.
-                        let Some(least) = self.least_key(least, first)? else {
+                        // 3d. (A rank whose workers stopped has no local result; its stop
+                        // key ends the run anyway.)
+                        let local = result.unwrap_or_else(key_max).min(self.gate.red_min);
+                        let no_stop = u64::from(self.local_stop() == key_max());
+                        let Some(least) = self.least_key(local, no_stop)? else {
                             return Ok(Ending::Stopped(self.smallest_stop()?));
                         };
                         // The scheduler bounds keys by their (time, age) prefix, so a round
@@ -347,55 +359,10 @@ where
         Ok(all)
     }
 
-    /// Ground rule 3c, after the local round found `local`: the count
-    /// of packets of the old colour still in flight (a sum), and the times' minimum of the
-    /// ranks' contributions, `min(local, red_min)` and every packet of the old colour that
-    /// arrived since the colour change (a minimum), in one exchange. The local round may
-    /// have come before such a packet, so its stamp joins the contribution; while the sum
-    /// says some are still in flight, both are made again. (Counting first, then the local
-    /// round, then the minimum took three waits for the slowest rank per round.)
-    fn count_and_least(&mut self, local: EventKey) -> Result<Counted, SimError> {
-        loop {
-            let white = self
-                .gate
-                .balance
-                .get(&(self.gate.epoch - 1))
-                .copied()
-                .unwrap_or(0);
-            let stopped = u64::from(self.local_stop() != key_max());
-            let (stop, pause) = self.requests();
-            let (committed, processed) = self.local_counts();
-            let contribution = local.min(self.gate.red_min).min(self.gate.white_min);
-            let no_stop = u64::from(self.local_stop() == key_max());
-            let sums = [white as u64, stopped, stop, pause, committed, processed];
-            let mins = [key_words(contribution)[0], no_stop];
-            let gate = &mut self.gate;
-            let (sums, first) = self
-                .transport
-                .all_reduce_both(&sums, &mins, &mut |source, bytes| {
-                    gate.arrived(source, bytes)
-                })
-                .map_err(cluster_error)?;
-            self.check_fault()?;
-            if sums[1] > 0 {
-                return Ok(Counted::Stopped);
-            }
-            self.totals = (sums[4], sums[5]);
-            if sums[2] > 0 || sums[3] > 0 {
-                self.decide(sums[2] > 0);
-            }
-            if sums[0] == 0 {
-                self.gate.balance.remove(&(self.gate.epoch - 1));
-                return Ok(Counted::Least(contribution, [first[0], first[1]]));
-            }
-        }
-    }
-
     /// Ground rule 3d: the smallest of every rank's `local` key, from all-reduces of minima
     /// (a key's order is not word by word, while MPI's built-in minimum is; a user-defined
-    /// operation would need `unsafe` or libffi). `first` is the first of them, made with the
-    /// counting (`Gateway::count_and_least`): the times' minimum, with `no_stop` (0 when some
-    /// rank has stopped, and then `None` here).
+    /// operation would need `unsafe` or libffi). First the time, with `no_stop` (`None` when
+    /// some rank has stopped).
     ///
     /// When that time is past the last round's, the GVT is the smallest key at that time:
     /// a lower bound of the exact minimum, which is all a GVT must be, and it moves the run
@@ -407,12 +374,9 @@ where
     /// rank sees the same first minimum and the same last one, so all make the same
     /// collectives. At most four of one or two words each: a round's traffic per rank does
     /// not grow with the number of ranks.
-    fn least_key(
-        &mut self,
-        local: EventKey,
-        first: [u64; 2],
-    ) -> Result<Option<EventKey>, SimError> {
+    fn least_key(&mut self, local: EventKey, no_stop: u64) -> Result<Option<EventKey>, SimError> {
         let words = key_words(local);
+        let first = self.reduce(&[words[0], no_stop], Reduction::Min)?;
         if first[1] == 0 {
             return Ok(None);
         }

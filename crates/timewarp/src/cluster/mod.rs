@@ -19,29 +19,27 @@
 //!    rank makes in the same sequence, so they never mismatch):
 //!    a. A round starts when a worker asks, when a packet of a newer round arrives, or after
 //!    [`MAX_GAP`]. The rank's colour (epoch) goes up by one; packets carry their epoch.
-//!    `red_min` restarts: the smallest stamp of any packet sent from now on; so does
-//!    `white_min`, the smallest stamp of any packet of an older colour received from now on.
-//!    b. *Local*, at once: a shared-memory round on the rank (Fujimoto–Hybinette in external
-//!    mode, the gateway one participant; it flushes everything it holds before reporting).
-//!    Its minimum `m` covers every event and message on the rank, including what the
-//!    gateway forwarded before reporting.
-//!    c. *Counting and minimum*, in one exchange of two all-reduces in flight together
-//!    (`Gateway::count_and_least`): the sum of `sent − received` packets of the previous
-//!    epoch, and the minimum over the ranks of the time of `min(m, red_min, white_min)`
-//!    (both taken now). A packet of the old colour that arrived after the local round is
-//!    in `white_min`. Every rank had changed colour before it contributed, so no packet of
-//!    the old colour is sent any more: a sum of zero means none is still in flight, and the
-//!    minimum covers them all; otherwise both are made again.
-//!    d. *Minimum*: when the times' minimum is past the last round's, the GVT is the
-//!    smallest key at that time (a lower bound, no further collective); otherwise the
-//!    exact key, by further all-reduces level by level (`age` and `src`, then `sent`, then
-//!    `id`, each from the ranks still tied; `Gateway::least_key`). A packet in flight is of
-//!    the new colour (c), so its stamp is at least its sender's `red_min` if it left before
-//!    the sender contributed, and at least the sender's `m` after (it was caused by an
-//!    event the local round covered). The minimum over ranks is (or its lower bound) the
-//!    GVT, identical on every rank, and is published to the workers; a worker's request
-//!    for a round, and its report, wake the gateway. No step of a round moves more than
-//!    six words per rank, so rounds cost O(log ranks), not O(ranks).
+//!    `red_min` restarts: the smallest stamp of any packet sent from now on.
+//!    b. *Counting*: all-reduce (sum) of `sent − received` packets of the previous epoch,
+//!    repeated (while receiving) until the sum is zero. Every rank had changed colour before
+//!    it contributed, so no packet of the old colour is sent any more: zero means none is in
+//!    flight, and each has reached its workers' inboxes.
+//!    c. *Local*: a shared-memory round on the rank (Fujimoto–Hybinette in external mode, the
+//!    gateway one participant; it flushes everything it holds before reporting). Its
+//!    minimum `m` covers every event and message on the rank, including what the gateway
+//!    forwarded before reporting.
+//!    d. *Minimum*: the smallest `min(m, red_min)` over the ranks (with `red_min` taken
+//!    now), by an all-reduce of the times' minimum. When that time is past the last
+//!    round's, the GVT is the smallest key at that time (a lower bound, one collective);
+//!    otherwise the exact key, by further all-reduces level by level (`age` and `src`,
+//!    then `sent`, then `id`, each from the ranks still tied; `Gateway::least_key`). A
+//!    packet in flight is of the new colour (b), so its stamp is at least its sender's
+//!    `red_min` if it left before the sender contributed, and at least the sender's `m`
+//!    after (it was caused by an event the local round covered). The minimum over ranks is
+//!    (or its lower bound) the GVT, identical on every rank, and is published to the
+//!    workers; a worker's request for a round, and its report, wake the gateway. No step
+//!    of a round moves more than two words per rank, so rounds cost O(log ranks), not
+//!    O(ranks).
 //! 4. **Stop.** Every round's all-reduces also say whether any rank has a stop key (a
 //!    handler error that GVT reached). Once one has, an all-gather of the stop keys (once
 //!    per run) finds the smallest, and every rank stops there, so all commit exactly the
@@ -55,7 +53,7 @@
 //!    rank 0 delivers below the smallest bound.
 //! 7. **Stop and pause** (`pause.rs`). A stop or pause request on any rank (its
 //!    [`StopHandle`](warpsim_core::StopHandle): a signal, a periodic checkpoint's clock)
-//!    rides in the counting all-reduce of the next round (3c), so every rank learns of it at
+//!    rides in the counting all-reduce of the next round (3b), so every rank learns of it at
 //!    the same round, before that round's GVT is published, and lowers the run's end alike
 //!    to just past the last published GVT `g` (`g.time.next_up()`, the same on every rank;
 //!    `Shared::lower_end`, as on threads). The run then ends as at a pause time: every
@@ -405,7 +403,6 @@ impl TimeWarp {
                     total_sent: 0,
                     total_received: 0,
                     red_min: key_max(),
-                    white_min: key_max(),
                     split: (0..threads).map(|_| Vec::new()).collect(),
                     output_bounds: vec![EventKey::init(LpId::new(0)); ranks],
                     outputs: Vec::new(),

@@ -70,23 +70,6 @@ pub trait Transport {
         }
         Ok(result)
     }
-
-    /// Two all-reduces at once: the sum of `sums` and the minimum of `mins`, as two
-    /// [`Transport::all_reduce`] calls in that order would give them. A GVT round needs both,
-    /// and a transport that can have both in flight together (MPI: two `MPI_Iallreduce`s)
-    /// waits for the slowest rank once instead of twice.
-    ///
-    /// The provided method makes the two calls one after the other.
-    fn all_reduce_both(
-        &mut self,
-        sums: &[u64],
-        mins: &[u64],
-        arrived: &mut Arrived<'_>,
-    ) -> Result<(Vec<u64>, Vec<u64>), TransportError> {
-        let summed = self.all_reduce(sums, Reduction::Sum, arrived)?;
-        let least = self.all_reduce(mins, Reduction::Min, arrived)?;
-        Ok((summed, least))
-    }
 }
 
 /// How an all-reduce combines the ranks' words, word by word.
