@@ -28,8 +28,8 @@ import json, sys
 label = sys.argv[1]
 d = json.loads([l for l in sys.stdin if l.startswith("{")][0])
 t = d.get("timewarp") or {}
-print(label, f"{d[\"events_per_second\"] / 1e6:.3f}", f"{d[\"wall_seconds\"]:.3f}",
-      t.get("gvt_rounds", "-"), f"{t.get(\"commit_ratio\", 1.0):.3f}", d["trace_hash"])' "$1"
+rate, wall, ratio = d["events_per_second"] / 1e6, d["wall_seconds"], t.get("commit_ratio", 1.0)
+print(label, "%.3f" % rate, "%.3f" % wall, t.get("gvt_rounds", "-"), "%.3f" % ratio, d["trace_hash"])' "$1"
 }
 
 echo "size build M_events/s wall_s gvt_rounds commit_ratio trace_hash"
