@@ -317,7 +317,7 @@ impl TimeWarp {
     /// `/proc/thread-self/schedstat`; elsewhere nothing is measured and nothing moves).
     /// When one waited more than `share` of the last 120 ms, every thread with LPs more
     /// than three quarters of `share`, and other processes (`/proc/stat`) kept at least
-    /// `share` of a core busy in each half of that span, all its LPs move to the thread
+    /// three quarters of a core busy in each half of that span, all its LPs move to the thread
     /// that waited least, as a load-balancing migration does, and it idles for the rest of
     /// the run (a run that another process slowed for a while stays on fewer threads). On
     /// this project's 2-core machine, with another process keeping a core busy, each of 2

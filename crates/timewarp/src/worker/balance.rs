@@ -22,6 +22,13 @@ const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(5);
 /// The looks a decision to give way spans (see [`Worker::consider_giving_way`]): 120 ms.
 const LOOKS: usize = 24;
 
+/// A worker gives way only if other processes kept at least this many cores busy in each
+/// half of the span (see [`Worker::consider_giving_way`]). A busy loop keeps a whole one;
+/// a program starting up beside the run, 0.5–0.8 of one over the first half of the span
+/// and at most half of one over the second (`/proc/stat` counts whole clock ticks, 12 per
+/// half here).
+const OTHERS_BUSY: f64 = 0.75;
+
 /// A worker gives way only if every worker still holding LPs waited for a core more than
 /// this share of `TimeWarp::give_way`'s threshold (see [`Worker::consider_giving_way`]).
 const ALL_WAITED: f64 = 0.75;
@@ -122,9 +129,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// 30 % (8 runs). A process that keeps one of 2 cores busy makes both threads wait,
     /// steadily: 44–70 % each over 120 ms.
     ///
-    /// And only when other processes kept at least `share` of a core busy in each half of
-    /// the span (`/proc/stat` less this process's own time; not checked where there is no
-    /// such file): a process that keeps a core busy, not one that starts beside the run.
+    /// And only when other processes kept at least [`OTHERS_BUSY`] cores busy in each half
+    /// of the span (`/proc/stat` less this process's own time; not checked where there is
+    /// no such file): a process that keeps a core busy, not one that starts beside the run.
     /// The waits alone moved LPs when the run's output went to a program that was starting
     /// up (`warpsim run ... --json | python3 ...`): both threads of PHOLD 1,024 LPs waited
     /// 36–50 % of the first 120 ms, the other processes ran 0.4–0.8 of a core then, and 5
@@ -159,7 +166,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 .map(|(first, second)| first.min(second)),
             _ => None,
         };
-        if share > 0.0 && busy_elsewhere.is_some_and(|cores| cores < share) {
+        if share > 0.0 && busy_elsewhere.is_some_and(|cores| cores < OTHERS_BUSY) {
             // Nobody else took a core: the waits are this run's own (see above).
             return;
         }
