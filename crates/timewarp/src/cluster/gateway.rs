@@ -8,7 +8,7 @@ use std::time::Instant;
 use crossbeam_channel::Receiver;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use warpsim_core::{EventKey, LogicalProcess, LpId, OutputSink, Report, RunError, SimError, Time};
+use warpsim_core::{EventKey, LogicalProcess, LpId, OutputSink, Report, RunError, SimError};
 
 use super::gate::Gate;
 use super::inplace::InPlace;
@@ -383,13 +383,8 @@ where
         let moved = first[0] > self.last_least_time && first[0] != key_words(key_max())[0];
         self.last_least_time = first[0];
         if moved {
-            return Ok(Some(EventKey::new(
-                Time::new(f64::from_bits(first[0])).unwrap_or(Time::ZERO),
-                0,
-                LpId::new(0),
-                Time::ZERO,
-                0,
-            )));
+            // The smallest key at that time: every other word zero.
+            return Ok(Some(words_key(&[first[0], 0, 0, 0, 0])));
         }
         let levels = [words[0], (words[1] << 32) | words[2], words[3], words[4]];
         let mut least = [first[0], 0, 0, 0];
