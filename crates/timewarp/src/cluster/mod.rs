@@ -318,6 +318,9 @@ impl TimeWarp {
             threads,
             gateway: true,
         };
+        if let Err(error) = start::probe_minimum(transport, &mut arrivals, placement) {
+            return fail(error, report, stats);
+        }
         // What a resumed run continues (rank 0 reports for the whole run).
         let mut before = None;
         let init = match start {

@@ -247,6 +247,48 @@ impl TimeWarp {
     }
 }
 
+/// Checks once, before any event runs, that the transport's all-reduce minimum is unsigned
+/// (MPICH 4.0's `MPI_MIN` on `MPI_UINT64_T` compared words as signed). GVT rounds rely on
+/// it: `u64::MAX` means "not taking part", and a signed minimum would pick it over every
+/// real key and let GVT pass events that can still roll back. A round also checks its
+/// result against its own contribution, but only its exact rounds can see the fault, and a
+/// run may finish without one; this probe sees it in every run of two ranks or more.
+pub(super) fn probe_minimum<E, O, T>(
+    transport: &mut T,
+    arrivals: &mut Arrivals<E, O>,
+    placement: Placement,
+) -> Result<(), SimError>
+where
+    E: DeserializeOwned,
+    O: DeserializeOwned,
+    T: Transport,
+{
+    let (rank, ranks) = (placement.rank, placement.ranks);
+    // Rank 0 offers 1 in the first word and the top value in the second, every other rank
+    // the reverse: a right minimum is 1 in both (with one rank, the top value in the
+    // second); a signed one is the top value, read as -1.
+    let mine = if rank == 0 {
+        [1, u64::MAX]
+    } else {
+        [u64::MAX, 1]
+    };
+    let expected = [1, if ranks > 1 { 1 } else { u64::MAX }];
+    let least = transport
+        .all_reduce(&mine, Reduction::Min, &mut |source, bytes| {
+            arrivals.arrived(source, bytes);
+        })
+        .map_err(cluster_error)?;
+    if let Some(fault) = arrivals.fault.take() {
+        return Err(cluster_error(fault));
+    }
+    if least[..] != expected[..] {
+        return Err(cluster_error(format!(
+            "the transport's all-reduce minimum of unsigned words is wrong (got {least:?}, expected {expected:?}; MPICH 4.0 compared them as signed), and GVT cannot be trusted with it"
+        )));
+    }
+    Ok(())
+}
+
 /// Receives until `done` says so, or fails once the other ranks have been silent for the
 /// transport's timeout.
 fn wait<E, O, T>(
