@@ -400,6 +400,12 @@ impl TimeWarp {
                 transfer: &transfer,
                 finals: &finals,
             };
+            // A request made before the run starts is seen before any worker runs: looked
+            // at only once they ran, it could come after a short run had already passed its
+            // end, and a checkpoint asked for would silently not be taken.
+            if let Some(stop) = &config.stop {
+                asked = asked.max(stop_request(stop, &shared, run_end));
+            }
             let running = crew.spawn(
                 scope,
                 "timewarp",

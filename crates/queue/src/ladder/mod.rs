@@ -8,6 +8,7 @@ use prefetch_index::prefetch_index;
 
 use crate::{Handle, Key, NONE};
 
+mod find;
 mod rungs;
 mod set;
 mod small;

@@ -20,16 +20,26 @@
 //! The entries ([`Slots`]) are one dense array here, not in the LP records. And most events
 //! are never looked up by key: a message that rolls nothing back ([`Store::send`], which the
 //! worker uses when the event is later than anything its LPs have run) goes into the queue
-//! *unlisted*, touching nothing of its LP, as the sequential kernel's send does. The first
-//! look-up by key after that ([`Store::take`], [`Store::contains`]) lists every unlisted
-//! event in one pass over the queue, and the sends after a pass list at once until as many
-//! have gone by as the pass visited, so that passes cost at most about one listing per send
-//! even when look-ups are frequent. Without this, a send read its destination's entry, a
+//! *unlisted*, touching nothing of its LP, as the sequential kernel's send does. A look-up by
+//! key after that ([`Store::take`], [`Store::contains`]) either searches the queue for its
+//! key (see "Finding or listing") or lists every unlisted event in one pass over the queue,
+//! and the sends after a pass list at once until as many have gone by as the pass visited,
+//! so that passes cost at most about one listing per send even when look-ups are frequent. Without this, a send read its destination's entry, a
 //! cache miss per send with thousands of LPs, which the sequential kernel does not take
 //! (BENCHMARKS.md, "Sends that touch nothing of their LP").
 //!
+//! # Finding or listing
+//!
+//! A pass lists every unlisted event, and the eager sends after it each touch their LP's
+//! entries, then again when they pop: two likely cache misses per event with thousands of
+//! LPs. When look-ups are rare (an antimessage now and then: over MPI at 32,768 LPs, one per
+//! about 1,150 events, yet listing took a tenth of a worker's time), a look-up instead asks
+//! the queue for its key ([`LadderQueue::find`]: a binary search, or a scan of one rung
+//! bucket or of Top), and nothing is listed. Once look-ups come more often than one per
+//! [`FIND_EVERY`] unlisted sends, the next one lists as above, and the pass pays off.
+//!
 //! A listing checks that the LP has no other event under the key (a collision of causal
-//! identities). An event that is never listed is not checked there: the worker checks every
+//! identities); a search that finds two makes the pass that reports them. An event that is never listed is not checked there: the worker checks every
 //! event it runs against the one its LP ran last (`LpState::last_key`), which catches twins
 //! the way the sequential kernel does, when they run one after the other.
 
@@ -46,6 +56,10 @@ const MAPPED: u32 = u32::MAX;
 
 /// `Ev::at` of an event not listed (see "Listing later").
 const UNLISTED: u32 = u32::MAX - 1;
+
+/// A look-up searches the queue for its key rather than listing every unlisted event while
+/// look-ups are rarer than one per this many unlisted sends (see "Finding or listing").
+const FIND_EVERY: usize = 64;
 
 /// The fewest sends that list at once after a pass (a pass over a nearly empty queue
 /// should not make the next sends unlisted again at once).
@@ -120,6 +134,13 @@ pub(crate) struct Store<E> {
     unlisted: usize,
     /// Sends left that list at once, after a pass.
     eager: usize,
+    /// Look-ups that searched the queue ([`LadderQueue::find`]) and unlisted sends, since the
+    /// last pass (see "Finding or listing").
+    finds: usize,
+    sent_unlisted: usize,
+    /// Look-ups that searched the queue, in all (the tests check which way they went).
+    #[cfg(test)]
+    searched: usize,
     /// Two events of one LP found under one key: the LP and the key (the worker stops the
     /// run, see [`collision`](Self::collision)). The later one was dropped.
     collisions: Vec<(u32, EventKey)>,
@@ -137,6 +158,10 @@ impl<E> Store<E> {
             slots: (0..lps).map(|_| Slots::default()).collect(),
             unlisted: 0,
             eager: 0,
+            finds: 0,
+            sent_unlisted: 0,
+            #[cfg(test)]
+            searched: 0,
             collisions: Vec::new(),
             pass: Vec::new(),
         }
@@ -269,19 +294,23 @@ impl<E> Store<E> {
             },
         );
         self.unlisted += 1;
+        self.sent_unlisted += 1;
     }
 
-    /// Lists every unlisted event (see "Listing later"). One whose LP already has an event
-    /// under its key is dropped and noted for [`collision`](Self::collision).
-    #[inline]
+    /// Lists every unlisted event now (the tests' way to make a pass).
+    #[cfg(test)]
     fn list(&mut self) {
         if self.unlisted > 0 {
             self.list_all();
         }
     }
 
+    /// Lists every unlisted event (see "Listing later"). One whose LP already has an event
+    /// under its key is dropped and noted for [`collision`](Self::collision).
     #[inline(never)]
     fn list_all(&mut self) {
+        self.finds = 0;
+        self.sent_unlisted = 0;
         let mut pass = std::mem::take(&mut self.pass);
         pass.clear();
         pass.extend(self.queue.handles());
@@ -377,8 +406,7 @@ impl<E> Store<E> {
 
     /// Removes LP `l`'s event under `key`.
     pub(super) fn take(&mut self, l: u32, key: &EventKey) -> Option<E> {
-        self.list();
-        let handle = Self::locate(&self.queue, &self.ids, &self.slots[l as usize], l, key)?;
+        let handle = self.look_up(l, key)?;
         let (key, ev) = self.queue.cancel(handle)?;
         self.unlist(l, key.id, ev.at);
         Some(ev.event)
@@ -386,8 +414,34 @@ impl<E> Store<E> {
 
     /// Whether LP `l` has an event under `key`.
     pub(super) fn contains(&mut self, l: u32, key: &EventKey) -> bool {
-        self.list();
-        Self::locate(&self.queue, &self.ids, &self.slots[l as usize], l, key).is_some()
+        self.look_up(l, key).is_some()
+    }
+
+    /// The handle of LP `l`'s event under `key` (see "Finding or listing").
+    fn look_up(&mut self, l: u32, key: &EventKey) -> Option<Handle> {
+        if self.unlisted > 0 {
+            if self.finds * FIND_EVERY <= self.sent_unlisted {
+                self.finds += 1;
+                #[cfg(test)]
+                {
+                    self.searched += 1;
+                }
+                // Every event of the LP under the key, listed or not: two are a collision,
+                // which a pass finds and reports as before.
+                let mut found = 0;
+                self.queue.find(key, |ev| {
+                    found += usize::from(ev.lp == l);
+                    false
+                });
+                match found {
+                    0 => return None,
+                    1 => return self.queue.find(key, |ev| ev.lp == l),
+                    _ => {}
+                }
+            }
+            self.list_all();
+        }
+        Self::locate(&self.queue, &self.ids, &self.slots[l as usize], l, key)
     }
 
     /// Every pending event (LP index and event), in no particular order, leaving the store
@@ -447,6 +501,19 @@ mod tests {
     /// keys.
     #[test]
     fn the_store_agrees_with_a_map_per_lp() {
+        agrees_with_a_map_per_lp(0);
+    }
+
+    /// The same with look-ups rarer than one per [`FIND_EVERY`](super::FIND_EVERY) sends,
+    /// so that most search the queue instead of listing.
+    #[test]
+    fn the_store_agrees_with_a_map_per_lp_when_look_ups_are_rare() {
+        agrees_with_a_map_per_lp(2_000);
+    }
+
+    /// Runs the random operations; `quiet` more rolls in every 13 only pop or send an
+    /// unlisted event, one of each in turn, so the store keeps its size.
+    fn agrees_with_a_map_per_lp(quiet: u32) {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         let lps = 4;
         let mut store: Store<u64> = Store::with_capacity(0, lps);
@@ -455,7 +522,20 @@ mod tests {
         for step in 0..300_000u64 {
             let l = rng.random_range(0..lps);
             let held = oracle[l].len();
-            match rng.random_range(0..13) {
+            let mut roll = rng.random_range(0..13 + quiet);
+            if roll >= 13 {
+                // Quiet: a pop, or a send of a new key (an unlisted event).
+                if roll % 2 == 0 {
+                    roll = 8;
+                } else {
+                    let k = key(l, rng.random_range(0..1000), step);
+                    sent += 1;
+                    store.send(l as u32, k, step);
+                    oracle[l].insert(k, step);
+                    continue;
+                }
+            }
+            match roll {
                 // Push or send; one identity in eight is the same (distinct keys, one
                 // identity), and one key in a few dozen is taken already.
                 0..=5 => {
@@ -464,7 +544,9 @@ mod tests {
                     } else {
                         step
                     };
-                    let k = if held > 0 && rng.random_range(0..40) == 0 {
+                    // (Not when quiet: a push is checked against listed events only, and
+                    // most are unlisted then; `a_pass_finds_an_unlisted_twin` covers that.)
+                    let k = if quiet == 0 && held > 0 && rng.random_range(0..40) == 0 {
                         *oracle[l].keys().nth(rng.random_range(0..held)).unwrap()
                     } else {
                         key(l, rng.random_range(0..1000), id)
@@ -523,8 +605,13 @@ mod tests {
             assert_eq!(store.len(), oracle.iter().map(BTreeMap::len).sum::<usize>());
         }
         assert!(
-            sent > 50_000 && collisions > 100,
+            sent > 50_000 && (collisions > 100 || quiet > 0),
             "{sent} sends, {collisions} collisions"
+        );
+        let searched = store.searched;
+        assert!(
+            (quiet == 0 || searched > 500) && (quiet > 0 || searched < 500),
+            "{searched} look-ups searched the queue"
         );
     }
 
