@@ -49,10 +49,20 @@ const BATCH_TAG: Tag = 17;
 /// from other failures.
 const TIMEOUT_ABORT_CODE: i32 = 124;
 
-/// Idle polling rounds that only yield before rounds start sleeping. Runs usually have one
-/// rank per core, where spinning answers fastest; sleeping afterwards stops an oversubscribed
-/// node (more ranks than cores) from spending its cores on waiting ranks.
-const SPIN_ROUNDS: u32 = 16;
+/// How long a polling loop that gets no answer only yields before it starts sleeping, when
+/// this node runs no more ranks than it has cores: yielding answers fastest and gives the core
+/// to any runnable thread (the rank's worker shares it), while a sleep of [`IDLE_SLEEP`] lasts
+/// about 70 µs on Linux (timer slack), longer than a collective between two ranks usually
+/// waits. With 16 yielding rounds (about 20–30 µs) before sleeping, as below, PHOLD over 2
+/// ranks on 2 cores ran 15–27 % slower at 32,768 and 1,048,576 LPs (BENCHMARKS.md, "Time Warp
+/// over MPI"). After this long a wait is for a slow rank, not a collective, and sleeping
+/// stops it from spending a core.
+const SPIN_FOR: Duration = Duration::from_millis(100);
+
+/// Idle polling rounds that only yield before rounds start sleeping on an oversubscribed node
+/// (more ranks than cores), where a yielding rank takes turns with ranks that have work: 3
+/// ranks on 2 cores ran 15–20 % slower with [`SPIN_FOR`].
+const SPIN_ROUNDS_OVERSUBSCRIBED: u32 = 16;
 
 /// How long an idle polling round sleeps once spinning has not helped.
 const IDLE_SLEEP: Duration = Duration::from_micros(20);
@@ -69,6 +79,8 @@ const IDLE_SLEEP: Duration = Duration::from_micros(20);
 pub struct Mpi {
     rank: usize,
     ranks: usize,
+    /// Whether this node runs more ranks than it has cores (see [`SPIN_FOR`]).
+    oversubscribed: bool,
     universe: Universe,
     // Neither `Send` nor `Sync`, so neither is `Mpi` nor any `MpiTransport` borrowing it:
     // the compiler keeps MPI on the thread that initialised it, as FUNNELED requires.
@@ -91,9 +103,13 @@ impl Mpi {
             ));
         }
         let world = universe.world();
+        // A collective: every rank calls `init`.
+        let on_node = index(world.split_shared(0).size());
+        let cores = thread::available_parallelism().map_or(1, usize::from);
         Ok(Mpi {
             rank: index(world.rank()),
             ranks: index(world.size()),
+            oversubscribed: on_node > cores,
             universe,
             funneled: PhantomData,
         })
@@ -216,7 +232,7 @@ impl Transport for MpiTransport<'_> {
                 })
                 .collect();
             let mut still_pending = Vec::with_capacity(pending.len());
-            let mut patience = Patience::new(self.timeout);
+            let mut patience = Patience::new(self.timeout, self.mpi.oversubscribed);
             while !pending.is_empty() {
                 let before = pending.len();
                 for request in pending.drain(..) {
@@ -250,7 +266,7 @@ impl Transport for MpiTransport<'_> {
         let world = &self.mpi.universe.world();
         scope(|scope| {
             let mut request = world.immediate_all_gather_into(scope, mine, &mut all[..]);
-            let mut patience = Patience::new(self.timeout);
+            let mut patience = Patience::new(self.timeout, self.mpi.oversubscribed);
             loop {
                 match request.test() {
                     Ok(_) => break,
@@ -315,7 +331,7 @@ impl MpiTransport<'_> {
     ) {
         scope(|scope| {
             let mut request = world.immediate_all_reduce_into(scope, mine, result, operation);
-            let mut patience = Patience::new(self.timeout);
+            let mut patience = Patience::new(self.timeout, self.mpi.oversubscribed);
             loop {
                 match request.test() {
                     Ok(_) => break,
@@ -353,15 +369,20 @@ fn receive_pending(world: &SimpleCommunicator, arrived: &mut Arrived<'_>) -> usi
 /// Decides when a polling loop has waited too long, and keeps idle rounds cheap.
 struct Patience {
     timeout: Duration,
+    oversubscribed: bool,
     last_answer: Instant,
+    /// When the current stretch of unanswered rounds began, and how many there were.
+    idle_since: Option<Instant>,
     idle_rounds: u32,
 }
 
 impl Patience {
-    fn new(timeout: Duration) -> Patience {
+    fn new(timeout: Duration, oversubscribed: bool) -> Patience {
         Patience {
             timeout,
+            oversubscribed,
             last_answer: Instant::now(),
+            idle_since: None,
             idle_rounds: 0,
         }
     }
@@ -371,19 +392,31 @@ impl Patience {
     fn round(&mut self, answered: bool) -> Result<(), TransportError> {
         if answered {
             self.last_answer = Instant::now();
+            self.idle_since = None;
             self.idle_rounds = 0;
             return Ok(());
         }
         if self.last_answer.elapsed() > self.timeout {
             return Err(TransportError::Timeout(self.timeout));
         }
+        let idle_since = *self.idle_since.get_or_insert_with(Instant::now);
         self.idle_rounds = self.idle_rounds.saturating_add(1);
-        if self.idle_rounds < SPIN_ROUNDS {
+        if spins(self.oversubscribed, self.idle_rounds, idle_since.elapsed()) {
             thread::yield_now();
         } else {
             thread::sleep(IDLE_SLEEP);
         }
         Ok(())
+    }
+}
+
+/// Whether an unanswered polling round only yields (rather than sleeps), after `rounds` such
+/// rounds in a row over `idle`.
+fn spins(oversubscribed: bool, rounds: u32, idle: Duration) -> bool {
+    if oversubscribed {
+        rounds < SPIN_ROUNDS_OVERSUBSCRIBED
+    } else {
+        idle < SPIN_FOR
     }
 }
 
@@ -399,4 +432,35 @@ fn index(rank: Rank) -> usize {
 /// An index as a rank; callers have checked it against the world size, which fits a `Rank`.
 fn rank_of(index: usize) -> Rank {
     Rank::try_from(index).expect("checked against the world size")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rank_per_core_yields_through_a_collective_and_an_oversubscribed_one_soon_sleeps() {
+        // One rank per core: however many rounds, yielding until `SPIN_FOR` has gone by.
+        assert!(spins(false, 1, Duration::ZERO));
+        assert!(spins(false, 1_000_000, Duration::from_millis(1)));
+        assert!(!spins(false, 2, SPIN_FOR));
+        // Oversubscribed: a few rounds, however short.
+        assert!(spins(true, 1, Duration::ZERO));
+        assert!(!spins(true, SPIN_ROUNDS_OVERSUBSCRIBED, Duration::ZERO));
+    }
+
+    #[test]
+    fn silence_times_out_and_an_answer_restarts_the_clock() {
+        let mut patience = Patience::new(Duration::ZERO, true);
+        std::thread::sleep(Duration::from_millis(1));
+        assert!(matches!(
+            patience.round(false),
+            Err(TransportError::Timeout(_))
+        ));
+        let mut patience = Patience::new(Duration::from_secs(3600), false);
+        assert!(patience.round(false).is_ok());
+        assert_eq!(patience.idle_rounds, 1);
+        assert!(patience.round(true).is_ok());
+        assert_eq!((patience.idle_rounds, patience.idle_since), (0, None));
+    }
 }
