@@ -52,7 +52,7 @@ const TIMEOUT_ABORT_CODE: i32 = 124;
 /// How long a polling loop that gets no answer only yields before it starts sleeping, when
 /// this node runs no more ranks than it has cores: yielding answers fastest and gives the core
 /// to any runnable thread (the rank's worker shares it), while a sleep of [`IDLE_SLEEP`] lasts
-/// about 70 µs on Linux (timer slack), longer than a collective between two ranks usually
+/// about 90 µs on this machine (Linux timer slack, 50 µs by default), longer than a collective between two ranks usually
 /// waits. With 16 yielding rounds (about 20–30 µs) before sleeping, as below, PHOLD over 2
 /// ranks on 2 cores ran 15–27 % slower at 32,768 and 1,048,576 LPs (BENCHMARKS.md, "Time Warp
 /// over MPI"). After this long a wait is for a slow rank, not a collective, and sleeping
