@@ -50,13 +50,13 @@ const BATCH_TAG: Tag = 17;
 const TIMEOUT_ABORT_CODE: i32 = 124;
 
 /// How long a polling loop that gets no answer only yields before it starts sleeping, when
-/// this node runs no more ranks than it has cores: yielding answers fastest and gives the core
+/// this node runs no more ranks than it has cores. Yielding answers fastest and gives the core
 /// to any runnable thread (the rank's worker shares it), while a sleep of [`IDLE_SLEEP`] lasts
-/// about 90 µs on this machine (Linux timer slack, 50 µs by default), longer than a collective between two ranks usually
-/// waits. With 16 yielding rounds (about 20–30 µs) before sleeping, as below, PHOLD over 2
-/// ranks on 2 cores ran 15–27 % slower at 32,768 and 1,048,576 LPs (BENCHMARKS.md, "Time Warp
-/// over MPI"). After this long a wait is for a slow rank, not a collective, and sleeping
-/// stops it from spending a core.
+/// about 90 µs here (Linux's timer slack is 50 µs), longer than a collective between two ranks
+/// usually waits. Against 16 yielding rounds before sleeping (as on an oversubscribed node,
+/// below), PHOLD over 2 ranks on 2 cores ran 1.14–1.19× faster at 32,768 and 1,048,576 LPs
+/// (BENCHMARKS.md, "Time Warp over MPI"). After this long a wait is for a slow rank, not a
+/// collective, and sleeping stops it from spending a core.
 const SPIN_FOR: Duration = Duration::from_millis(100);
 
 /// Idle polling rounds that only yield before rounds start sleeping on an oversubscribed node
