@@ -207,6 +207,9 @@ where
     fn main_loop<S: OutputSink<M::Output>>(&mut self, sink: &mut S) -> Result<Ending, SimError> {
         let mut phase = Phase::Idle;
         let mut last_round = Instant::now();
+        // Since when the loop has had nothing to do (see `Transport::idle_poll`).
+        let mut idle_since: Option<Instant> = None;
+        let idle_poll = self.transport.idle_poll();
         loop {
             let mut busy = self.pump(sink)?;
             self.show_progress();
@@ -290,7 +293,12 @@ where
                     }
                 }
             }
-            if !busy {
+            if busy {
+                idle_since = None;
+            } else if idle_since.get_or_insert_with(Instant::now).elapsed() < idle_poll {
+                // Poll again at once: another rank's packet is noticed only by polling.
+                std::thread::yield_now();
+            } else {
                 crossbeam_channel::select! {
                     recv(self.inbox) -> batch => if let Ok(batch) = batch { self.route_out(batch) },
                     recv(self.from_workers) -> msg => if let Ok(msg) = msg { self.coordinate(msg, sink) },

@@ -104,7 +104,8 @@ use wire::cluster_error;
 /// The longest a rank waits between two GVT rounds when no worker asks for one.
 pub const MAX_GAP: Duration = Duration::from_millis(5);
 
-/// How long the gateway sleeps when nothing happened (it wakes at once for a worker's batch).
+/// How long the gateway sleeps when nothing happened, once it has polled for
+/// [`Transport::idle_poll`] (it wakes at once for a worker's batch).
 const IDLE_WAIT: Duration = Duration::from_micros(100);
 
 impl TimeWarp {

@@ -28,6 +28,14 @@ pub trait Transport {
     /// kernel uses the same limit for its own waits on other ranks.
     fn timeout(&self) -> Duration;
 
+    /// How long the gateway, once it has nothing to do, keeps polling (yielding its core
+    /// between polls) before it waits for a worker's batch with short sleeps. Polling notices
+    /// another rank's packet at once, where a sleep lasts about 90 µs; it suits a transport
+    /// whose node has a core per rank. The default, zero, always sleeps.
+    fn idle_poll(&self) -> Duration {
+        Duration::ZERO
+    }
+
     /// Sends every `(destination, bytes)` batch in `batches` (leaving it empty) and returns
     /// once all have left this rank's buffers. Never called with this rank as destination.
     fn send_all(
