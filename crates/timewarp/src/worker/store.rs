@@ -24,9 +24,10 @@
 //! key after that ([`Store::take`], [`Store::contains`]) either searches the queue for its
 //! key (see "Finding or listing") or lists every unlisted event in one pass over the queue,
 //! and the sends after a pass list at once until as many have gone by as the pass visited,
-//! so that passes cost at most about one listing per send even when look-ups are frequent. Without this, a send read its destination's entry, a
-//! cache miss per send with thousands of LPs, which the sequential kernel does not take
-//! (BENCHMARKS.md, "Sends that touch nothing of their LP").
+//! so that passes cost at most about one listing per send even when look-ups are frequent.
+//! Without this, a send read its destination's entry, a cache miss per send with thousands
+//! of LPs, which the sequential kernel does not take (BENCHMARKS.md, "Sends that touch
+//! nothing of their LP").
 //!
 //! # Finding or listing
 //!
@@ -39,9 +40,10 @@
 //! [`FIND_EVERY`] unlisted sends, the next one lists as above, and the pass pays off.
 //!
 //! A listing checks that the LP has no other event under the key (a collision of causal
-//! identities); a search that finds two makes the pass that reports them. An event that is never listed is not checked there: the worker checks every
-//! event it runs against the one its LP ran last (`LpState::last_key`), which catches twins
-//! the way the sequential kernel does, when they run one after the other.
+//! identities); a search that finds two makes the pass that reports them. An event that is
+//! never listed is not checked there: the worker checks every event it runs against the one
+//! its LP ran last (`LpState::last_key`), which catches twins the way the sequential kernel
+//! does, when they run one after the other.
 
 use warpsim_core::EventKey;
 use warpsim_queue::{Handle, LadderQueue, PendingSet};
