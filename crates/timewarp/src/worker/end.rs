@@ -216,8 +216,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let mut failure = None;
         // Nothing before the end time is pending any more; the events are dropped after this
         // (`take_states`). Counted in no order: draining them in key order sorted every
-        // one of them through the ladder, which took as long as the rest of the end of a
-        // run (PHOLD 16,384 LPs: 1.3–2.5 ms a worker, against 0.6 ms of running).
+        // one of them through the ladder (`sort_into_bottom` took 6 % of the samples of a
+        // PHOLD run of 262,144 LPs in which no event ran).
         for l in 0..self.lps.len() {
             self.unpark(l);
         }
