@@ -158,18 +158,18 @@ impl<T> Seqd<T> {
         self.entries.front()
     }
 
-    /// Drops the first entry.
-    #[inline]
-    pub(super) fn pop_front(&mut self) -> Option<T> {
-        let entry = self.entries.pop_front()?;
-        self.front += 1;
-        Some(entry)
-    }
-
-    /// Drops every entry before `seq`.
+    /// Drops every entry before `seq`, in place: one `drain` rather than a `pop_front` per
+    /// entry, which moved each entry out to drop it (for entries without drop glue, the
+    /// drain only moves the front).
     #[inline]
     pub(super) fn drop_before(&mut self, seq: Seq) {
-        while self.front < seq && self.pop_front().is_some() {}
+        let n = seq
+            .saturating_sub(self.front)
+            .min(self.entries.len() as Seq);
+        if n > 0 {
+            self.entries.drain(..n as usize);
+            self.front += n;
+        }
     }
 
     /// The entries from `seq` on, in order, with their seqs.
@@ -238,25 +238,30 @@ impl<M: LogicalProcess> Logs<M> {
     /// at or after `pin` (see the module docs). Says how many state saves went, and the heap
     /// the model reports for them.
     pub(super) fn forget(&mut self, pin: Seq) -> Forgotten {
-        while let Some(record) = self.records.first()
-            && record.status != Status::Live
-            && self.records.front() < pin
-        {
-            self.records.pop_front();
-        }
+        let front = self.records.front();
+        let kept = self
+            .records
+            .iter_from(front)
+            .find(|(seq, record)| record.status == Status::Live || *seq >= pin)
+            .map_or(self.records.end(), |(seq, _)| seq);
+        self.records.drop_before(kept);
         let mut forgotten = Forgotten::default();
         let (saves_to, effects_to) = match self.records.first() {
             Some(record) => (record.saves_at, record.effects_at),
             None => (self.saves.end(), self.effects.end()),
         };
-        while self.saves.front() < saves_to
-            && let Some(save) = self.saves.pop_front()
+        let front = self.saves.front();
+        for (_, save) in self
+            .saves
+            .iter_from(front)
+            .take(saves_to.saturating_sub(front) as usize)
         {
             if let Some((model, _)) = save {
                 forgotten.saves += 1;
                 forgotten.save_heap += model.heap_bytes() as u64;
             }
         }
+        self.saves.drop_before(saves_to);
         self.effects.drop_before(effects_to);
         forgotten
     }
