@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue #8, part 3: the sequential kernel against Time Warp on 2 threads, side by side, the
-# runs interleaved, median wall seconds and the speedup. A wall-clock table: run it on a
+# runs interleaved, median wall seconds (with the runs' min–max) and the speedup. A wall-clock table: run it on a
 # quiet machine (`uptime` is printed first).
 #
 #   bash scripts/two-threads.sh [reps] [path/to/warpsim ...]
@@ -28,6 +28,9 @@ scenarios=(
 )
 wall() { local bin=$1; shift; "$bin" run "$@" --json | grep -oE '"wall_seconds":[0-9.eE+-]+' | cut -d: -f2; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# "min–max" of the runs: two-thread wall times here swing by a quarter from one minute to the
+# next (BENCHMARKS.md, "The fixed cost of a Time Warp run"), so each median shows its spread.
+spread() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f–%.3f", lo, hi }'; }
 header='| scenario | sequential'
 rule='|---|---:'
 for bin in "${bins[@]}"; do
@@ -46,10 +49,12 @@ for entry in "${scenarios[@]}"; do
         done
     done
     s=$(printf '%s\n' "${seq_times[@]}" | median)
-    row=$(awk -v n="$args" -v s="$s" 'BEGIN { printf "| `%s` | %.3f", n, s }')
+    s_spread=$(printf '%s\n' "${seq_times[@]}" | spread)
+    row=$(awk -v n="$args" -v s="$s" -v r="$s_spread" 'BEGIN { printf "| `%s` | %.3f (%s)", n, s, r }')
     for i in "${!bins[@]}"; do
         t=$(printf '%s\n' ${tw_times[$i]} | median)
-        row+=$(awk -v s="$s" -v t="$t" 'BEGIN { printf " | %.3f | %.2f×", t, s / t }')
+        t_spread=$(printf '%s\n' ${tw_times[$i]} | spread)
+        row+=$(awk -v s="$s" -v t="$t" -v r="$t_spread" 'BEGIN { printf " | %.3f (%s) | %.2f×", t, r, s / t }')
     done
     printf '%s | %s× |\n' "$row" "$target"
     unset tw_times
