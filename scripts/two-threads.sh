@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue #8, part 3: the sequential kernel against Time Warp on 2 threads, side by side, the
-# runs interleaved, median wall seconds (with the runs' min–max) and the speedup. A wall-clock table: run it on a
-# quiet machine (`uptime` is printed first).
+# runs interleaved, median wall seconds (with the runs' min–max) and the speedup. A
+# wall-clock table: run it on a quiet machine (`uptime` is printed first).
 #
 #   bash scripts/two-threads.sh [reps] [path/to/warpsim ...]
 #
