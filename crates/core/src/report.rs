@@ -101,6 +101,25 @@ impl TraceHash {
         self.count += other.count;
     }
 
+    /// Takes out the hash of a set of events merged (or added) earlier: a kernel that counted
+    /// events as committed before it knew where the run would stop.
+    ///
+    /// ```
+    /// use warpsim_core::{EventKey, LpId, TraceHash};
+    /// let (first, second) = (EventKey::init(LpId::new(1)), EventKey::init(LpId::new(2)));
+    /// let (mut both, mut one, mut other) = (TraceHash::default(), TraceHash::default(), TraceHash::default());
+    /// both.add(&first, LpId::new(1));
+    /// both.add(&second, LpId::new(2));
+    /// one.add(&first, LpId::new(1));
+    /// other.add(&second, LpId::new(2));
+    /// both.remove(&other);
+    /// assert_eq!(both, one);
+    /// ```
+    pub fn remove(&mut self, other: &TraceHash) {
+        self.sum = self.sum.wrapping_sub(other.sum);
+        self.count -= other.count;
+    }
+
     /// The hash's internal state `(sum, count)`, for a kernel that carries partial hashes
     /// between processes; [`TraceHash::from_parts`] rebuilds it.
     pub fn parts(&self) -> (u64, u64) {

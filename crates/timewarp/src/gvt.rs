@@ -319,6 +319,13 @@ impl<K: Copy + Ord> GvtShared<K> {
         })
     }
 
+    /// Whether a GVT newer than the last this port polled was published (a cheap look, for
+    /// a worker that waits).
+    #[inline]
+    pub(crate) fn has_news(&self, port: &GvtPort<K>) -> bool {
+        self.version.load(Ordering::Relaxed) != port.seen_version
+    }
+
     /// Asks for a migration, decided atomically with the next published GVT: every worker
     /// sees it with the same GVT, and no later GVT can be published before every worker has
     /// seen it (the next round needs everyone's report, and a migrating worker does not

@@ -130,10 +130,13 @@ pub(crate) struct Shared<O> {
     /// A pause was asked for while the run runs and has not been undone: reservations may
     /// no longer grow.
     pub(crate) pause_asked: AtomicBool,
+    /// Each worker's promise (the bits of a time; `worker/promise.rs`): no message it sends
+    /// from now on is earlier.
+    pub(crate) promises: Vec<Reserved>,
 }
 
-/// A worker's reservation, alone in its cache lines (the worker writes it while the others
-/// run).
+/// A worker's reservation or promise, alone in its cache lines (the worker writes it while
+/// the others run).
 #[derive(Debug)]
 #[repr(align(128))]
 pub(crate) struct Reserved(pub(crate) AtomicU64);
@@ -181,6 +184,10 @@ impl<O> Shared<O> {
                 .map(|_| Reserved(AtomicU64::new(f64::NEG_INFINITY.to_bits())))
                 .collect(),
             pause_asked: AtomicBool::new(false),
+            // Time 0 promises nothing: every event is at or after it.
+            promises: (0..workers)
+                .map(|_| Reserved(AtomicU64::new(0f64.to_bits())))
+                .collect(),
         }
     }
 

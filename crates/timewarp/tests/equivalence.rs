@@ -322,3 +322,60 @@ fn load_balancing_keeps_the_committed_events() {
     }
     assert!(migrations > 0 && moved > 0, "the balancer never acted");
 }
+
+/// With a lookahead, workers find their safe events through each other's promises and wait
+/// for each other (`worker/promise.rs`); a migration lowers every promise to its GVT and the
+/// workers start hearing afresh. Load balancing moves LPs mid-run here, on 2 and 3 threads,
+/// with both cancellations: the run commits what the sequential kernel commits.
+#[test]
+fn promises_start_again_after_each_migration() {
+    use common::{sequential, timewarp};
+    use warpsim_timewarp::{Cancellation, Partition, TimeWarp};
+    let (mut migrations, mut safe) = (0, 0);
+    for seed in 0..seeds() / 4 {
+        for threads in [2, 3] {
+            let params = PholdParams {
+                lps: 48,
+                end: 60.0,
+                remote: 0.5,
+                lookahead: 0.3,
+                ..PholdParams::default()
+            };
+            let config = RunConfig::new(seed)
+                .end_time(params.end)
+                .content_hash(true)
+                .lookahead(params.lookahead);
+            let (expected, expected_outputs) = sequential(config.clone(), params.build().unwrap());
+            let expected = expected.unwrap();
+            // Three quarters of the LPs on worker 0, so that the balancer acts.
+            let skewed = Partition::Map(
+                (0..48)
+                    .map(|i| if i < 36 { 0 } else { 1 + i % (threads - 1) })
+                    .collect(),
+            );
+            let cancellation = if seed % 2 == 0 {
+                Cancellation::Lazy
+            } else {
+                Cancellation::Aggressive
+            };
+            let kernel = TimeWarp::new(config)
+                .threads(threads)
+                .partition(skewed)
+                .cancellation(cancellation)
+                .gvt_interval(16)
+                .load_balancing(true);
+            let (result, outputs, stats) = timewarp(&kernel, params.build().unwrap());
+            let report = result.unwrap();
+            let what = format!("seed {seed}, {threads} threads\n{stats}");
+            assert_eq!(report.trace_hash, expected.trace_hash, "{what}");
+            assert_eq!(report.content_hash, expected.content_hash, "{what}");
+            assert_eq!(report.events_committed, expected.events_committed, "{what}");
+            assert_eq!(report.pending_at_end, expected.pending_at_end, "{what}");
+            assert!(outputs == expected_outputs, "{what}: outputs differ");
+            migrations += stats.migrations;
+            safe += stats.safe_events;
+        }
+    }
+    assert!(migrations > 0, "the balancer never acted");
+    assert!(safe > 0, "no safe event ran");
+}

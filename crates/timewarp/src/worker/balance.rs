@@ -293,6 +293,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
             lp.load = 0;
         }
         self.balance.migrations_done += 1;
+        // Every event is now pending at or after GVT, some on other workers than before:
+        // promises start again from it (`promise.rs`, rule 4).
+        self.reset_promises(self.gvt.time.as_f64());
         barrier.wait();
     }
 

@@ -84,6 +84,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         self.gvt = gvt;
         // Nothing at or after a pause asked for mid-run commits (see `end.rs`).
         self.commit_below(gvt.min(self.end_bound()));
+        self.settle_safe_below(gvt);
         self.adopt_safe(safe);
         // Held LPs may run their events at the new GVT (or later, once GVT passes the hold):
         // their events go back to the store, and park again if they still must wait.

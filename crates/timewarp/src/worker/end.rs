@@ -96,6 +96,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
             summary: Box::new(self.summary()),
             part: Box::new(part),
         });
+        // Every event is pending at or after the pause, and GVT restarts there: promises
+        // start again from it (`promise.rs`, rule 4).
+        self.reset_promises(self.end_time);
         if !self.shared.resume.wait() || !self.shared.resuming.load(Ordering::SeqCst) {
             return false;
         }

@@ -59,6 +59,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         for worker in 0..self.mail.outboxes.len() {
             self.flush(worker);
         }
+        self.safe.promises.all_sent();
     }
 
     pub(super) fn absorb_inbox(&mut self) {
@@ -86,6 +87,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
             }
         }
         for msg in batch.drain(..) {
+            // (`promise.rs`, rule 5: one comparison, for every kernel bug it would catch.)
+            let time = msg.stamp().time.as_f64();
+            if time < self.safe.promises.last_safe {
+                self.promise_broken(time, "a message from another worker");
+            }
             self.apply(msg);
         }
         if self.mail.spare.len() < 64 {

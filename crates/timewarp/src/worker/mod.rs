@@ -40,6 +40,7 @@ mod execute;
 mod log;
 mod lp;
 mod mailbox;
+mod promise;
 mod rollback;
 mod safe;
 mod schedule;
@@ -299,7 +300,17 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             },
             records_max: crate::control::RECORDS_MAX.max(4 * settings.gvt_interval),
             end_time: settings.end_time,
-            safe: safe::Safe::new(),
+            safe: safe::Safe::new(
+                promise::Promises::new(
+                    parts.index,
+                    parts.shared.promises.len(),
+                    settings.safe,
+                    settings.lookahead,
+                    parts.shared.gvt.is_external(),
+                ),
+                // (`safe.rs`, ground rule 6.)
+                settings.safe && settings.lookahead > 0.0 && n_workers > 1,
+            ),
             newest_max: f64::INFINITY,
         };
         worker.counters.peak_pending = n_pending;
@@ -343,6 +354,11 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         let mut idle_wait = IDLE_WAIT;
         // (Again after a checkpoint taken in place: GVT restarted below the last bound.)
         self.void_safe();
+        // A lone worker hears from nobody: its bound is the end from the start — the end
+        // as it is now (a pause set before the run or after a checkpoint taken in place is
+        // stored before any worker starts, and safe events cannot be rolled back past it).
+        self.refresh_end();
+        self.take_heard();
         loop {
             if self.shared.stop.load(Ordering::SeqCst) {
                 break;
@@ -362,6 +378,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 // reported being here (`safe.rs`, ground rule 1). The absorb above may have
                 // come before some of them were enqueued, while the round was completing.
                 self.absorb_inbox();
+                self.heard_gvt(published.gvt);
                 if migrations != self.balance.migrations_done {
                     self.migrate();
                 }
@@ -371,9 +388,32 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 self.report_collisions();
             }
             self.flush_all();
+            if self.safe.promises.on && self.mail.local.is_empty() {
+                // Before this worker waits, or while it runs on: what the others may be
+                // waiting for (`promise.rs`).
+                let next = self
+                    .store
+                    .peek()
+                    .map_or(f64::INFINITY, |(key, _)| key.time.as_f64());
+                self.promise(next, true);
+            }
             if self.since_gvt_start >= self.settings.gvt_interval {
                 self.since_gvt_start = 0;
                 self.start_round();
+            }
+            if executed == 0
+                && self.safe.promises.on
+                && let Some((key, _)) = self.store.peek()
+                && key >= self.safe.bound
+                && key.time.as_f64() < self.end_time
+            {
+                // Held back (at the window, the budget or the cap): the others may soon
+                // promise enough for the next event to run safely, and may be waiting for this
+                // worker's promise meanwhile (`promise.rs`).
+                self.wait_for_promises(key.time.as_f64(), None);
+                if key < self.safe.bound {
+                    continue;
+                }
             }
             if executed == 0 {
                 // Idle or throttled: a GVT round is what can unblock us. (A worker without
@@ -439,6 +479,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
             error,
             outputs: None,
         });
+        self.settle_safe(Some(self.gvt));
         self.send_summary();
     }
 
@@ -474,6 +515,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         let end = self.end_bound();
         let bound = self.shared.stop_key().map_or(end, |stop| stop.min(end));
         self.commit_below(bound);
+        self.settle_safe(self.shared.stop_key());
         self.publish_last_commit();
         if self.settings.content_hash {
             self.add_failed_content(bound);

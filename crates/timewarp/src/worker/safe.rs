@@ -59,16 +59,26 @@
 //! 5. **Failure.** A safe event whose handler fails is final: it parks as any failure does,
 //!    without restoring the LP's state (no message can clear it), and the run stops with its
 //!    error once GVT reaches it, as on the sequential kernel.
+//! 6. **Stopping past a lookahead.** With a lookahead, the bound reaches past the other
+//!    workers' pending events, so an event another worker has still to run can fail below
+//!    a safe event that ran here: the run then stops at the failure, and the sequential
+//!    kernel never ran the safe event. So on several threads with a lookahead, safe events
+//!    are committed *tentatively*: counted and hashed at once, and kept (key, LP and content
+//!    hash) until GVT passes them; at the end, those after the key the run stopped at are
+//!    taken back out of the counts and hashes. (Their outputs and observed events wait for
+//!    GVT anyway, which never passes a failure.)
 
+use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
 
 use warpsim_core::kernel_api::{Effect, encode_event, panic_message};
-use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, Time};
+use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, Time, TraceHash};
 
 use super::Worker;
 use super::log::NONE;
 use super::lp::{Undo, fingerprint};
+use super::promise::Promises;
 use crate::message::{Msg, route_of};
 
 /// With a lookahead, the events after which a worker whose next event lies past its safe
@@ -81,9 +91,21 @@ pub(super) const EAGER_ROUND: u64 = 128;
 /// A worker's safe-event state.
 pub(super) struct Safe<M: LogicalProcess> {
     /// Events below this key are safe (ground rule 1); [`Safe::void`] when none is known.
+    /// The larger of the two below.
     pub(super) bound: EventKey,
+    /// The bound the last GVT round gave, lowered by every send to another worker since.
+    pub(super) from_gvt: EventKey,
+    /// The bound the other workers' promises give (`promise.rs`).
+    pub(super) heard: EventKey,
+    pub(super) promises: Promises,
     /// The time up to which this worker's reservation covers safe events (ground rule 3).
     reserved: f64,
+    /// Safe events above the last GVT, in key order, when the bound reaches past the other
+    /// workers' pending events (ground rule 6): each with its content hash when the run
+    /// keeps one.
+    pub(super) tentative: VecDeque<(EventKey, LpId, TraceHash)>,
+    /// Whether safe events are kept in `tentative`.
+    pub(super) keep_tentative: bool,
     /// Outputs of safe events, in key order, until the next GVT passes them.
     pub(super) outputs: Vec<(EventKey, LpId, M::Output)>,
     /// Safe events for the run's observer, likewise.
@@ -91,9 +113,14 @@ pub(super) struct Safe<M: LogicalProcess> {
 }
 
 impl<M: LogicalProcess> Safe<M> {
-    pub(super) fn new() -> Safe<M> {
+    pub(super) fn new(promises: Promises, keep_tentative: bool) -> Safe<M> {
         Safe {
             bound: Safe::<M>::void(),
+            from_gvt: Safe::<M>::void(),
+            heard: Safe::<M>::void(),
+            promises,
+            tentative: VecDeque::new(),
+            keep_tentative,
             reserved: f64::NEG_INFINITY,
             outputs: Vec::new(),
             observed: Vec::new(),
@@ -127,12 +154,14 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let quiet = self.lists.failed.is_empty()
             && self.lists.held.is_empty()
             && self.lists.deferred.is_empty();
-        self.safe.bound = match safe {
+        self.safe.from_gvt = match safe {
             Some(bound) if self.settings.safe && quiet => {
                 widen(bound, self.settings.lookahead).min(self.end_bound())
             }
             _ => Safe::<M>::void(),
         };
+        // The end may have moved, and the lists emptied.
+        self.take_heard();
     }
 
     /// Voids the safe bound (ground rules 1 and 2: at a migration, a checkpoint taken in
@@ -140,15 +169,26 @@ impl<M: LogicalProcess> Worker<'_, M> {
     #[inline]
     pub(super) fn void_safe(&mut self) {
         self.safe.bound = Safe::<M>::void();
+        self.safe.from_gvt = Safe::<M>::void();
+        self.safe.heard = Safe::<M>::void();
     }
 
     /// A send to another worker at `stamp`: a reply may come back at any key above it.
     #[inline]
     pub(super) fn sent_away(&mut self, stamp: EventKey) {
         // `widen` never lowers a key: a stamp at or past the bound leaves it as it is.
-        if stamp < self.safe.bound {
-            self.safe.bound = self.safe.bound.min(widen(stamp, self.settings.lookahead));
+        if stamp < self.safe.from_gvt {
+            self.safe.from_gvt = self
+                .safe
+                .from_gvt
+                .min(widen(stamp, self.settings.lookahead));
+            self.safe.bound = self.safe.from_gvt.max(self.safe.heard);
         }
+        let time = stamp.time.as_f64();
+        if self.safe.promises.broken_by(time, self.end_time) {
+            self.promise_broken(time, "a message sent to another worker");
+        }
+        self.safe.promises.unsent(time);
         self.port.sent_away(stamp);
     }
 
@@ -233,13 +273,22 @@ impl<M: LogicalProcess> Worker<'_, M> {
         lp.last_key = fingerprint(&key);
         lp.load += 1;
         self.newest_max = self.newest_max.max(lp.newest);
+        self.safe.promises.last_safe = lp.newest;
         self.counters.committed += 1;
         self.counters.safe += 1;
         self.trace.add(&key, id);
         if self.settings.content_hash {
             self.content.add_content(&key, id, &self.scratch.encoded.0);
         }
-        self.last_commit = self.last_commit.max(key.time.as_f64());
+        if self.safe.keep_tentative {
+            let mut content = TraceHash::default();
+            if self.settings.content_hash {
+                content.add_content(&key, id, &self.scratch.encoded.0);
+            }
+            self.safe.tentative.push_back((key, id, content));
+        } else {
+            self.last_commit = self.last_commit.max(key.time.as_f64());
+        }
         if self.settings.observe {
             self.safe.observed.push((key, id, kept));
         }
@@ -277,6 +326,37 @@ impl<M: LogicalProcess> Worker<'_, M> {
             }
         }
         self.scratch.effects = effects;
+    }
+
+    /// Settles the tentative safe events below `gvt` (ground rule 6): nothing can stop the
+    /// run before them any more.
+    pub(super) fn settle_safe_below(&mut self, gvt: EventKey) {
+        while let Some((key, _, _)) = self.safe.tentative.front()
+            && *key < gvt
+        {
+            self.last_commit = self.last_commit.max(key.time.as_f64());
+            self.safe.tentative.pop_front();
+        }
+    }
+
+    /// At the end (ground rule 6): the tentative safe events after `stop`, where the run
+    /// stopped (with an error), did not commit after all; the others did.
+    pub(super) fn settle_safe(&mut self, stop: Option<EventKey>) {
+        if let Some(stop) = stop {
+            while let Some(&(key, id, content)) = self.safe.tentative.back()
+                && key > stop
+            {
+                let mut trace = TraceHash::default();
+                trace.add(&key, id);
+                self.trace.remove(&trace);
+                self.content.remove(&content);
+                self.counters.committed -= 1;
+                self.counters.safe -= 1;
+                self.safe.tentative.pop_back();
+            }
+        }
+        self.settle_safe_below(crate::message::key_max());
+        self.safe.tentative.clear();
     }
 
     /// Hands the outputs and observed events of safe events below `bound` to `batch` and

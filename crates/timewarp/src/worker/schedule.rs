@@ -13,16 +13,36 @@ impl<M: LogicalProcess> Worker<'_, M> {
     pub(super) fn execute_slice(&mut self) -> u32 {
         self.update_gauge();
         let mut executed = 0;
+        // The promises were read for the event in hand (at most once an event).
+        let mut heard = false;
         while executed < SLICE {
             if !self.mail.local.is_empty() {
                 self.drain_local();
             }
             // Popped before the checks and put back when it may not run yet (at most once a
             // slice): a look at the first event costs about what taking it does.
-            let Some((key, l, event)) = self.store.pop() else {
+            let Some((key, l, mut event)) = self.store.pop() else {
                 break;
             };
             let time = key.time.as_f64();
+            if self.safe.promises.on {
+                self.promise(time, false);
+                if key >= self.safe.bound
+                    && !heard
+                    && time < self.end_time
+                    && self.safe.promises.heard_min < time
+                    && self.quiet()
+                {
+                    // The others have not promised enough for it to run safely: this
+                    // worker waits a little for them (`promise.rs`).
+                    heard = true;
+                    match self.wait_for_promises(time, Some((l, key, event))) {
+                        Some((_, _, back)) => event = back,
+                        None if self.news() => break,
+                        None => continue,
+                    }
+                }
+            }
             let lp = &self.lps[l as usize];
             if time == lp.newest && fingerprint(&key) == lp.last_key {
                 // Its LP ran an event with the same key last (see `store.rs`, "Listing
@@ -37,9 +57,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 }
                 self.execute_safe(l as usize, key, event);
                 executed += 1;
+                heard = false;
                 continue;
             }
             if key >= self.safe.bound
+                && !self.safe.promises.on
                 && self.settings.lookahead > 0.0
                 && self.settings.safe
                 && self.since_gvt_start + u64::from(executed) >= EAGER_ROUND
@@ -91,6 +113,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             }
             self.execute(l, key, event);
             executed += 1;
+            heard = false;
         }
         self.since_gvt_start += u64::from(executed);
         executed
