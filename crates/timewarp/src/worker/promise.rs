@@ -243,12 +243,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
 
     /// Waits for the other workers to promise `need`, the time of the event this worker
     /// holds (`held`, just taken from its store; `None` when it is already back there), for
-    /// as long as their promises keep growing (see the module docs, "Waiting"). Returns the
-    /// event when it still holds it and nothing new was heard: the caller then runs it
-    /// optimistically. Otherwise the event is back in the store, the inbox was absorbed
-    /// after the last look (rule 2) and the caller takes its next event again — unless a
-    /// new GVT or a stop came meanwhile, which its loop must see first
-    /// ([`Worker::news`]).
+    /// as long as their promises keep growing (see the module docs, "Waiting"). Everything
+    /// it heard is absorbed (rule 2) when it returns. Returns the event when it still holds
+    /// it (the caller runs it, safely if the promises now cover it). Otherwise the event is
+    /// back in the store and the caller takes its next event again — unless a new GVT or a
+    /// stop came meanwhile, which its loop must see first ([`Worker::news`]).
     pub(super) fn wait_for_promises(
         &mut self,
         need: f64,
@@ -268,10 +267,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             self.drain_local();
         }
         self.flush_all();
-        let next = match &held {
-            Some((_, key, _)) => key.time.as_f64(),
-            None => self.next_time(),
-        };
+        let next = self.next_time(&held);
         self.promise(next, true);
         let started = Instant::now();
         let mut heard_unabsorbed = false;
@@ -286,7 +282,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             if self.news() {
                 // The worker's loop first (a new GVT may bring a migration, a pause or
                 // the end).
-                self.absorb_held(&mut held);
+                self.absorb_all(&mut held);
                 return None;
             }
             let waited = started.elapsed();
@@ -295,12 +291,12 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 // turn, which may now grow (once what they sent is absorbed).
                 self.absorb_held(&mut held);
                 heard_unabsorbed = false;
-                let next = self.next_time();
+                let next = self.next_time(&held);
                 self.promise(next, true);
             }
             if self.shared.gvt.must_report(&self.port).is_some() {
                 // Reported from the loop, which absorbs first (the held event goes back).
-                self.absorb_held(&mut held);
+                self.absorb_all(&mut held);
                 heard_unabsorbed = false;
                 if let Some(round) = self.shared.gvt.must_report(&self.port) {
                     self.report(round);
@@ -331,9 +327,49 @@ impl<M: LogicalProcess> Worker<'_, M> {
         held
     }
 
-    /// Puts the held event back in the store, absorbs the inbox (rule 2) and takes the new
-    /// bound.
+    /// Absorbs the inbox (rule 2) and takes the new bound. The held event goes back to the
+    /// store first, unless the inbox is empty: then nothing was sent before the promises
+    /// just read that is not absorbed already (an empty look after the read is an absorb
+    /// that found nothing), and the worker runs the event it holds without taking it again.
     fn absorb_held(&mut self, held: &mut Option<(u32, EventKey, M::Event)>) {
+        if !self.mail.inbox.is_empty() || held.is_none() {
+            if let Some((l, key, event)) = held.take()
+                && self.store.push(l, key, event).is_err()
+            {
+                self.collided(l as usize, key);
+            }
+            self.absorb_inbox();
+            self.drain_local();
+        }
+        self.take_heard();
+    }
+
+    /// A quick look at the promises for an event at `need` that this worker holds: when they
+    /// grew, the inbox is absorbed (rule 2), the held event going back to the store unless
+    /// the inbox was empty. Returns the event when the worker still holds it.
+    #[inline]
+    pub(super) fn glance(
+        &mut self,
+        need: f64,
+        held: (u32, EventKey, M::Event),
+    ) -> Option<(u32, EventKey, M::Event)> {
+        let mut held = Some(held);
+        if self.hear_slow(need) {
+            self.absorb_held(&mut held);
+        }
+        held
+    }
+
+    /// Whether a new GVT or a stop waits for this worker's loop.
+    #[inline]
+    pub(super) fn news(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed) || self.shared.gvt.has_news(&self.port)
+    }
+
+    /// Puts the held event back in the store, absorbs the inbox (rule 2) and takes the new
+    /// bound: before the worker reports in a GVT round (which absorbs too), or returns to
+    /// its loop.
+    fn absorb_all(&mut self, held: &mut Option<(u32, EventKey, M::Event)>) {
         if let Some((l, key, event)) = held.take()
             && self.store.push(l, key, event).is_err()
         {
@@ -344,17 +380,16 @@ impl<M: LogicalProcess> Worker<'_, M> {
         self.take_heard();
     }
 
-    /// Whether a new GVT or a stop waits for this worker's loop.
-    #[inline]
-    pub(super) fn news(&self) -> bool {
-        self.shared.stop.load(Ordering::Relaxed) || self.shared.gvt.has_news(&self.port)
-    }
-
-    /// The time of the first event in the store (infinity when it is empty).
-    fn next_time(&mut self) -> f64 {
-        self.store
-            .peek()
-            .map_or(f64::INFINITY, |(key, _)| key.time.as_f64())
+    /// The time of the earliest event this worker has still to run: the held one (taken
+    /// first from the store), or the store's first (infinity when it is empty).
+    fn next_time(&mut self, held: &Option<(u32, EventKey, M::Event)>) -> f64 {
+        match held {
+            Some((_, key, _)) => key.time.as_f64(),
+            None => self
+                .store
+                .peek()
+                .map_or(f64::INFINITY, |(key, _)| key.time.as_f64()),
+        }
     }
 
     /// Reads again the promises of the workers last heard below `need` (rule 2). Returns

@@ -33,13 +33,20 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     && self.safe.promises.heard_min < time
                     && self.quiet()
                 {
-                    // The others have not promised enough for it to run safely: this
-                    // worker waits a little for them (`promise.rs`).
+                    // The others have not promised enough for it to run safely, as far as
+                    // this worker heard: it looks again, then waits a little for them
+                    // (`promise.rs`).
                     heard = true;
-                    match self.wait_for_promises(time, Some((l, key, event))) {
-                        Some((_, _, back)) => event = back,
-                        None if self.news() => break,
-                        None => continue,
+                    let Some((_, _, held)) = self.glance(time, (l, key, event)) else {
+                        continue;
+                    };
+                    event = held;
+                    if key >= self.safe.bound {
+                        match self.wait_for_promises(time, Some((l, key, event))) {
+                            Some((_, _, back)) => event = back,
+                            None if self.news() => break,
+                            None => continue,
+                        }
                     }
                 }
             }
