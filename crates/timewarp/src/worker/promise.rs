@@ -74,10 +74,15 @@ use super::Worker;
 use crate::message::key_max;
 use crate::shared::StopInfo;
 
-/// A promise is published when it grew by this share of the lookahead since the last: every
-/// publication makes the readers' next look a cache miss, and a quarter was as fast as a
-/// sixteenth on PHOLD (BENCHMARKS.md, "Promises").
+/// A promise is published when it grew by this share of the lookahead since the last, or
+/// after [`PUBLISH_EVERY`] events when it grew at all: every publication makes the readers'
+/// next look a cache miss, while a worker waiting for it waits for the next publication.
 const STEP: f64 = 0.25;
+const PUBLISH_EVERY: u32 = 16;
+
+/// A waiting worker looks at the clock once every this many looks at the promises (a look
+/// at the clock costs as much as a dozen at a promise that did not change).
+const SPINS_PER_CLOCK: u32 = 32;
 
 /// A waiting worker that heard more, but not enough, absorbs and publishes again after this
 /// long: the others may be waiting for its promise in turn (they wait for each other only
@@ -87,7 +92,7 @@ const REPUBLISH_AFTER: Duration = Duration::from_micros(2);
 /// A worker waiting on promises that do not move yields its core after this long: the
 /// worker it waits for may be waiting for that core (more threads than cores, or another
 /// process on it).
-const YIELD_AFTER: Duration = Duration::from_micros(20);
+const YIELD_AFTER: Duration = Duration::from_micros(100);
 
 /// A worker gives up waiting when the promises did not move for this long, and runs on
 /// optimistically. About a scheduler time slice: shorter, and a worker descheduled for one
@@ -114,6 +119,8 @@ pub(super) struct Promises {
     pub(super) last_safe: f64,
     /// The others' smallest promise when this worker last gave up waiting for more.
     gave_up_at: f64,
+    /// Events taken since the last publication.
+    looks: u32,
 }
 
 impl Promises {
@@ -139,6 +146,7 @@ impl Promises {
             unsent_min: f64::INFINITY,
             last_safe: f64::NEG_INFINITY,
             gave_up_at: f64::NEG_INFINITY,
+            looks: 0,
         }
     }
 
@@ -191,7 +199,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// every event it has still to run in its store (rule 1); with `force`, whenever it grew.
     #[inline]
     pub(super) fn promise(&mut self, next: f64, force: bool) {
-        let promises = &self.safe.promises;
+        let promises = &mut self.safe.promises;
         // A worker without LPs receives nothing, so it sends nothing (until a migration,
         // which starts the promises again).
         let mut promise = if self.lps.is_empty() {
@@ -199,7 +207,12 @@ impl<M: LogicalProcess> Worker<'_, M> {
         } else {
             promises.promise_for(next)
         };
-        let step = if force { 0.0 } else { promises.step };
+        promises.looks += 1;
+        let step = if force || promises.looks >= PUBLISH_EVERY {
+            0.0
+        } else {
+            promises.step
+        };
         if promise <= promises.made + step {
             return;
         }
@@ -210,6 +223,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             }
         }
         self.safe.promises.made = promise;
+        self.safe.promises.looks = 0;
         self.shared.promises[self.index]
             .0
             .store(promise.to_bits(), Ordering::Release);
@@ -273,6 +287,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let mut heard_unabsorbed = false;
         let mut last = self.safe.promises.heard_min;
         let mut moved_at = started;
+        let mut spins = 0u32;
         loop {
             heard_unabsorbed |= self.hear_slow(need);
             let now = self.safe.promises.heard_min;
@@ -284,6 +299,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 // the end).
                 self.absorb_all(&mut held);
                 return None;
+            }
+            spins += 1;
+            if !spins.is_multiple_of(SPINS_PER_CLOCK) {
+                std::hint::spin_loop();
+                continue;
             }
             let waited = started.elapsed();
             if heard_unabsorbed && waited > REPUBLISH_AFTER {
