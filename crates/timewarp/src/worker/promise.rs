@@ -49,7 +49,7 @@
 //! # Waiting
 //!
 //! A worker whose next event lies past what the others promised does not run it
-//! optimistically at once: it waits for them, spinning (then yielding its core), for as long
+//! optimistically at once: it waits for them, spinning (then napping between looks), for as long
 //! as their promises keep growing, and runs it safely once they cover it. Meanwhile it
 //! keeps absorbing what they send and publishing its own promise, which is what they may be
 //! waiting for in turn; a new GVT (which may bring a migration, a pause or the end) or a
@@ -89,10 +89,14 @@ const SPINS_PER_CLOCK: u32 = 32;
 /// when both hold stale promises, which one exchange resolves).
 const REPUBLISH_AFTER: Duration = Duration::from_micros(2);
 
-/// A worker waiting on promises that do not move yields its core after this long: the
-/// worker it waits for may be waiting for that core (more threads than cores, or another
-/// process on it).
-const YIELD_AFTER: Duration = Duration::from_micros(100);
+/// A worker waiting on promises that do not move stops spinning after this long and looks
+/// again every [`NAP`] (sleeping between looks): the worker it waits for publishes every
+/// few microseconds while it runs, so it is descheduled or blocked, maybe waiting for this
+/// very core (more threads than cores, or another process on the machine), and a spinning
+/// wait would take a core from whoever can use it. Spinning to the end of the wait took
+/// 2.46 s of CPU for 2.28 s of wall beside a busy loop (BENCHMARKS.md, "Promises").
+const NAP_AFTER: Duration = Duration::from_micros(100);
+const NAP: Duration = Duration::from_micros(20);
 
 /// A worker gives up waiting when the promises did not move for this long, and runs on
 /// optimistically. About a scheduler time slice: shorter, and a worker descheduled for one
@@ -327,10 +331,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 moved_at = Instant::now();
             } else {
                 let still = moved_at.elapsed();
-                if still > YIELD_AFTER {
-                    // The one they wait for may be waiting for this core (more threads than
-                    // cores, or another process on it).
-                    std::thread::yield_now();
+                if still > NAP_AFTER {
+                    // The one they wait for is not running (see `NAP_AFTER`).
+                    std::thread::sleep(NAP);
                 }
                 if still > STALL {
                     // They stopped moving (waiting themselves, descheduled, or done): run
