@@ -39,8 +39,8 @@
 //!    all of them wait at a barrier after a migration (everything is then pending at or after
 //!    the migration's GVT `g`) and before a checkpoint taken in place resumes (at the pause).
 //! 5. **Arrivals are checked too**: a message from another worker earlier than the last
-//!    safe event this worker ran would have had to roll it back; that also stops the run
-//!    with an internal error.
+//!    safe event this worker ran (while promises are in use) would have had to roll it
+//!    back; that also stops the run with an internal error.
 //!
 //! Promises are used only with a lookahead, with safe events on, on threads (over MPI the
 //! gateway would have to promise for the other ranks), with more than one worker. A lone
