@@ -31,10 +31,11 @@
 //!    message another worker sent here before its report may then lie below the bound (the
 //!    report folds its key in, and the lookahead widens past it), so the worker absorbs its
 //!    inbox again after it takes a new bound, before it runs anything: every such message
-//!    was enqueued before the round completed, so it is there by then. Since
-//!    the bound goes stale as the other workers move on, a worker that meets an event past
-//!    it after [`EAGER_ROUND`] events asks for the next GVT round at once rather than after
-//!    the usual interval.
+//!    was enqueued before the round completed, so it is there by then. Since this bound
+//!    goes stale as the other workers move on, workers with a lookahead also take one from
+//!    each other's promises as they go (`promise.rs`), and the larger of the two counts.
+//!    (Asking for GVT rounds early for fresher bounds, as before the promises, cost more
+//!    than the safe events they brought at intervals below 128 events.)
 //! 2. **What else makes an event unsafe here.** A failed, held or deferring LP anywhere on
 //!    this worker (their parked events and deferred sends are pending work below the store's
 //!    minimum that the other workers' reports do not cover: the bound is void from when one
@@ -80,13 +81,6 @@ use super::log::NONE;
 use super::lp::{Undo, fingerprint};
 use super::promise::Promises;
 use crate::message::{Msg, route_of};
-
-/// With a lookahead, the events after which a worker whose next event lies past its safe
-/// bound asks for a GVT round (for a fresher bound) instead of waiting for the usual
-/// interval. Measured on PHOLD with 1,024 and 16,384 LPs on 2 threads (BENCHMARKS.md,
-/// "Lookahead"): at 32 or 64 the rounds cost more than the safe events they bring, at 2,048
-/// the bound is stale most of the time.
-pub(super) const EAGER_ROUND: u64 = 128;
 
 /// A worker's safe-event state.
 pub(super) struct Safe<M: LogicalProcess> {

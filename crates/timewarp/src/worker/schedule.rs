@@ -4,7 +4,6 @@
 use warpsim_core::{EventKey, LogicalProcess};
 
 use super::lp::fingerprint;
-use super::safe::EAGER_ROUND;
 use super::{SLICE, Worker};
 use crate::control::MemoryControl;
 
@@ -66,15 +65,6 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 executed += 1;
                 heard = false;
                 continue;
-            }
-            if key >= self.safe.bound
-                && !self.safe.promises.on
-                && self.settings.lookahead > 0.0
-                && self.settings.safe
-                && self.since_gvt_start + u64::from(executed) >= EAGER_ROUND
-            {
-                // A fresher bound would likely cover it (see `safe.rs`, "Lookahead").
-                self.since_gvt_start = self.since_gvt_start.max(self.settings.gvt_interval);
             }
             let stall = if time >= self.end_time {
                 Some(None)
