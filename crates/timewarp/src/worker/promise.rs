@@ -356,15 +356,10 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// that found nothing), and the worker runs the event it holds without taking it again.
     fn absorb_held(&mut self, held: &mut Option<(u32, EventKey, M::Event)>) {
         if !self.mail.inbox.is_empty() || held.is_none() {
-            if let Some((l, key, event)) = held.take()
-                && self.store.push(l, key, event).is_err()
-            {
-                self.collided(l as usize, key);
-            }
-            self.absorb_inbox();
-            self.drain_local();
+            self.absorb_all(held);
+        } else {
+            self.take_heard();
         }
-        self.take_heard();
     }
 
     /// A quick look at the promises for an event at `need` that this worker holds: when they
