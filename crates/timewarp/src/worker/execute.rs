@@ -7,9 +7,9 @@ use std::time::Instant;
 use warpsim_core::kernel_api::{Effect, encode_event, panic_message};
 use warpsim_core::{Ctx, EventKey, LogicalProcess, SimError};
 
-use super::Worker;
 use super::log::{Rec, Status};
 use super::lp::{Failure, Logged, Undo, fingerprint};
+use super::{Worker, raise};
 use crate::message::Msg;
 
 impl<M: LogicalProcess> Worker<'_, M> {
@@ -134,7 +134,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         lp.newest = key.time.as_f64();
         lp.last_key = fingerprint(&key);
         lp.load += 1;
-        self.newest_max = self.newest_max.max(lp.newest);
+        raise(&mut self.newest_max, lp.newest);
         self.log_and_send(l, key, &mut effects, regenerating);
         self.scratch.effects = effects;
     }

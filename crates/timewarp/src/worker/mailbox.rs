@@ -76,14 +76,16 @@ impl<M: LogicalProcess> Worker<'_, M> {
         }
         // Load at once the record of every receiver that will read it, so their cache
         // misses overlap. A new event later than anything run here does not read it (see
-        // `deliver`).
-        for msg in &batch {
-            if matches!(msg, Msg::Event { key, .. } if key.time.as_f64() > self.newest_max) {
-                continue;
-            }
-            let (worker, l) = route_of(self.route, msg.dest().index());
-            if worker as usize == self.index {
-                self.warm(l as usize);
+        // `deliver`). Records that fit in the cache are not (see `Worker::warms`).
+        if self.warms() {
+            for msg in &batch {
+                if matches!(msg, Msg::Event { key, .. } if key.time.as_f64() > self.newest_max) {
+                    continue;
+                }
+                let (worker, l) = route_of(self.route, msg.dest().index());
+                if worker as usize == self.index {
+                    self.warm(l as usize);
+                }
             }
         }
         for msg in batch.drain(..) {

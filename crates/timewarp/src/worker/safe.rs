@@ -76,10 +76,10 @@ use std::sync::atomic::Ordering;
 use warpsim_core::kernel_api::{Effect, encode_event, panic_message};
 use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, Time, TraceHash};
 
-use super::Worker;
 use super::log::NONE;
 use super::lp::{Undo, fingerprint};
 use super::promise::Promises;
+use super::{Worker, raise};
 use crate::message::{Msg, route_of};
 
 /// A worker's safe-event state.
@@ -266,7 +266,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         lp.newest = key.time.as_f64();
         lp.last_key = fingerprint(&key);
         lp.load += 1;
-        self.newest_max = self.newest_max.max(lp.newest);
+        raise(&mut self.newest_max, lp.newest);
         self.counters.committed += 1;
         self.counters.safe += 1;
         self.trace.add(&key, id);
@@ -276,7 +276,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         if self.safe.keep_tentative {
             self.keep_tentative(key, id);
         } else {
-            self.last_commit = self.last_commit.max(key.time.as_f64());
+            raise(&mut self.last_commit, key.time.as_f64());
         }
         if self.settings.observe {
             self.safe.observed.push((key, id, kept));
@@ -339,7 +339,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         while let Some((key, _, _)) = self.safe.tentative.front()
             && *key < gvt
         {
-            self.last_commit = self.last_commit.max(key.time.as_f64());
+            raise(&mut self.last_commit, key.time.as_f64());
             self.safe.tentative.pop_front();
         }
     }
