@@ -56,7 +56,9 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 /// Pending-set sizes (10⁷ on request, see the module docs).
 fn sizes() -> Vec<usize> {
-    let mut sizes = vec![1_000, 10_000, 100_000, 1_000_000];
+    // 16 and 64: the ladder's small mode (a tournament tree up to 64 entries), where the
+    // feeding pets (about 14 pending) live.
+    let mut sizes = vec![16, 64, 1_000, 10_000, 100_000, 1_000_000];
     if std::env::var("QUEUE_BENCH_1E7").is_ok_and(|v| v == "1") {
         sizes.push(10_000_000);
     }

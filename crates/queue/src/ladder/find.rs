@@ -11,9 +11,9 @@ impl<K: Key, V> LadderQueue<K, V> {
     /// (with several, any one of them).
     ///
     /// No index is kept for this: it searches the tier an entry of this key's priority
-    /// belongs to, which a push of the same key would go to now. That costs a binary search
-    /// in the small mode and in Bottom, and a scan of one rung bucket or of Top (16 bytes an
-    /// entry, read in order) in the ladder: far less than a pass over every pending entry,
+    /// belongs to, which a push of the same key would go to now. That costs a scan of at most
+    /// 64 entries in the small mode, a binary search in Bottom, and a scan of one rung bucket
+    /// or of Top (16 bytes an entry, read in order) in the ladder: far less than a pass over every pending entry,
     /// though more than a look-up in an index when look-ups are frequent. The optimistic
     /// kernel finds the rare events an antimessage names this way.
     ///
@@ -42,13 +42,12 @@ impl<K: Key, V> LadderQueue<K, V> {
             }
         };
         if self.small_mode {
-            // Ascending by priority: the entries of priority `p` are one run.
-            let head = self.small_head;
-            let from = head + self.small[head..].partition_point(|e| e.p < p);
-            return self.small[from..]
-                .iter()
-                .take_while(|e| e.p == p)
-                .find_map(&mut take);
+            // At most `SMALL_MAX` entries, in no order a search could use.
+            return self
+                .small
+                .entries()
+                .filter(|e| e.p == p)
+                .find_map(|e| take(&e));
         }
         if p > self.top_start {
             return self.top.iter().filter(|e| e.p == p).find_map(&mut take);

@@ -44,16 +44,12 @@ const MAX_BUCKETS: usize = 1024;
 /// Bottom is sorted, so the slots of the next pops are known and can be fetched in advance.
 const PREFETCH_AHEAD: usize = 4;
 
-/// A queue holding at most this many entries keeps them in one sorted ring (the *small
+/// A queue holding at most this many entries keeps them in one tournament tree (the *small
 /// mode*); one more moves them all into the ladder's tiers. Below `SMALL_MAX / 2`, a ladder
 /// whose rungs are used up goes back to the small mode when it next refills. Both ends of the
 /// hysteresis are far apart, so a set that hovers near the limit does not flip at every
 /// operation, and each switch (O(entries)) is paid for by at least `SMALL_MAX / 2` operations.
 const SMALL_MAX: usize = 64;
-
-/// How many entries from the end an insertion into the small-mode array compares with the new
-/// one before it switches to a binary search.
-const SMALL_WINDOW: usize = 16;
 
 /// A child rung of at most this many entries has their slab slots prefetched as it is built
 /// (4096 slots of 32–64 bytes fit in the 1–2 MB L2 cache until they pop).
@@ -144,13 +140,14 @@ const PURGE_SLACK: usize = 1024;
 /// counts live entries only. Handles carry a 32-bit generation, as for the
 /// [`IndexedHeap`](crate::IndexedHeap).
 ///
-/// **Small sets.** A queue of at most 64 entries keeps them all in one sorted array
-/// (ascending, with a moving head): a push appends (the usual case: the new event is the
-/// latest) or counts the later entries among the last 16, without data-dependent branches
-/// (a binary search beyond them), and shifts them; a pop advances the head. For a handful of pending events that is several times cheaper than
-/// Top, a sort per refill and Bottom (the feeding-pets model keeps about 14 pending). The
-/// 65th entry moves the array into Top; a ladder whose rungs are used up and whose Top holds
-/// at most 32 entries goes back to the array. Handles are slab slots in both modes, so they
+/// **Small sets.** A queue of at most 64 entries keeps them all as the leaves of one
+/// tournament (winner) tree of 16, 32 or 64 leaves, each inner node recording the earliest
+/// entry below it: a push or a pop replays one path from a leaf to the root, a compare and
+/// two conditional moves a level, with no branch that depends on the data. For a handful of
+/// pending events that is several times cheaper than Top, a sort per refill and Bottom (the
+/// feeding-pets model keeps about 14 pending). The 65th entry moves the tree into Top; a
+/// ladder whose rungs are used up and whose Top holds at most 32 entries goes back to the
+/// tree. Handles are slab slots in both modes, so they
 /// survive every switch.
 ///
 /// **Degenerate inputs.** Entries whose priorities cannot be spread over buckets (all equal,
@@ -195,13 +192,9 @@ pub struct LadderQueue<K, V> {
     /// Reused buffer for moving a tier's entries into a new rung.
     scratch: Vec<Slim>,
 
-    /// In small mode, every stored entry in `small[small_head..]`, ascending by priority and,
-    /// for equal priorities, by the slab's key among live entries; Top, the
-    /// rungs and Bottom are then empty. Pops advance `small_head` (nothing moves); the popped
-    /// prefix is dropped in one move once it is `SMALL_MAX` long. Empty in ladder mode.
-    small: Vec<Slim>,
-    /// Index of the first stored entry of `small`.
-    small_head: usize,
+    /// In small mode, every stored entry (live or stale), in a tournament tree; Top, the
+    /// rungs and Bottom are then empty. Empty in ladder mode.
+    small: small::Small,
     /// Whether the queue is in small mode.
     small_mode: bool,
 }
@@ -334,8 +327,7 @@ impl<K: Key, V> LadderQueue<K, V> {
             bottom: Vec::new(),
             spill: BinaryHeap::new(),
             scratch: Vec::new(),
-            small: Vec::new(),
-            small_head: 0,
+            small: small::Small::new(),
             small_mode: true,
         }
     }
@@ -355,7 +347,7 @@ impl<K: Key, V> LadderQueue<K, V> {
     #[inline]
     pub fn next_hint(&self) -> Option<&V> {
         let slot = if self.small_mode {
-            self.small.get(self.small_head)?.slot
+            self.small.front()?.slot
         } else {
             self.bottom.last()?.slot
         };
@@ -689,7 +681,6 @@ impl<K: Key, V> LadderQueue<K, V> {
             self.bottom.clear();
             self.spill.clear();
             self.small.clear();
-            self.small_head = 0;
             self.stored = 0;
         }
         self.small_mode = true;
@@ -734,13 +725,8 @@ impl<K: Key, V> LadderQueue<K, V> {
         loop {
             if self.small_mode {
                 // In small mode the other tiers are empty.
-                while let Some(&entry) = self.small.get(self.small_head) {
-                    self.small_head += 1;
+                while let Some(entry) = self.small.take_front(&self.slots) {
                     self.stored -= 1;
-                    if self.small_head == self.small.len() {
-                        self.small.clear();
-                        self.small_head = 0;
-                    }
                     if is_current_slim(&self.slots, &entry) {
                         return Some(entry.slot);
                     }
@@ -789,9 +775,7 @@ impl<K: Key, V> LadderQueue<K, V> {
         }
         self.bottom.retain(current);
         self.spill.retain(|Reverse(ByKey(e))| current(e));
-        self.small.drain(..self.small_head);
-        self.small_head = 0;
-        self.small.retain(current_slim);
+        self.small.retain_current(slots);
         self.stored = self.live;
     }
 }
@@ -819,7 +803,7 @@ impl<K: Key, V> fmt::Debug for LadderQueue<K, V> {
             .field("top_start", &self.top_start)
             .field("rungs", &self.ladder.n_rungs)
             .field("bottom", &(self.bottom.len() + self.spill.len()))
-            .field("small", &(self.small.len() - self.small_head))
+            .field("small", &self.small.len())
             .finish()
     }
 }

@@ -61,16 +61,11 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
     #[inline(always)]
     fn pop(&mut self) -> Option<(K, V)> {
         let slot = if self.small_mode
-            && let Some(&entry) = self.small.get(self.small_head)
+            && let Some(entry) = self.small.front()
             && is_current_slim(&self.slots, &entry)
         {
-            let head = self.small_head + 1;
-            self.small_head = head;
+            self.small.take_front(&self.slots);
             self.stored -= 1;
-            if head == self.small.len() {
-                self.small.clear();
-                self.small_head = 0;
-            }
             entry.slot
         } else if !self.small_mode
             && self.spill.is_empty()
@@ -93,16 +88,12 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
     fn peek(&mut self) -> Option<(K, &V)> {
         let slot = loop {
             if self.small_mode {
-                let &entry = self.small.get(self.small_head)?;
+                let entry = self.small.front()?;
                 if is_current_slim(&self.slots, &entry) {
                     break entry.slot;
                 }
-                self.small_head += 1;
+                self.small.take_front(&self.slots);
                 self.stored -= 1;
-                if self.small_head == self.small.len() {
-                    self.small.clear();
-                    self.small_head = 0;
-                }
                 continue;
             }
             let Some((entry, from_spill)) = self.front() else {
