@@ -347,7 +347,7 @@ impl<K: Key, V> LadderQueue<K, V> {
     #[inline]
     pub fn next_hint(&self) -> Option<&V> {
         let slot = if self.small_mode {
-            self.small.front()?.slot
+            self.small.front_hint()?.slot
         } else {
             self.bottom.last()?.slot
         };

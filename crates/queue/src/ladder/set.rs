@@ -61,10 +61,10 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
     #[inline(always)]
     fn pop(&mut self) -> Option<(K, V)> {
         let slot = if self.small_mode
-            && let Some(entry) = self.small.front()
+            && let Some(entry) = self.small.front(&self.slots)
             && is_current_slim(&self.slots, &entry)
         {
-            self.small.take_front(&self.slots);
+            self.small.remove_front();
             self.stored -= 1;
             entry.slot
         } else if !self.small_mode
@@ -88,11 +88,11 @@ impl<K: Key, V> PendingSet<K, V> for LadderQueue<K, V> {
     fn peek(&mut self) -> Option<(K, &V)> {
         let slot = loop {
             if self.small_mode {
-                let entry = self.small.front()?;
+                let entry = self.small.front(&self.slots)?;
                 if is_current_slim(&self.slots, &entry) {
                     break entry.slot;
                 }
-                self.small.take_front(&self.slots);
+                self.small.remove_front();
                 self.stored -= 1;
                 continue;
             }

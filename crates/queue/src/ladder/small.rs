@@ -57,7 +57,14 @@ struct Tree {
     n_free: usize,
     /// The number of leaves, a power of two.
     cap: usize,
+    /// A leaf taken out by a pop whose path is not replayed yet ([`NO_HOLE`] if none): the
+    /// nodes on that path are stale until it is. It is also the top of the free list, so the
+    /// next push fills it and replays the path once, for both (see [`Small::take_front`]).
+    hole: u8,
 }
+
+/// [`Tree::hole`] when there is none.
+const NO_HOLE: u8 = u8::MAX;
 
 /// A priority as an integer of the same order: the sign bit flipped for positive numbers,
 /// every bit for negative ones (−0 counts as +0, which it equals).
@@ -95,6 +102,7 @@ impl Small {
             free: [0; SMALL_MAX],
             n_free: 0,
             cap: SMALL_FIRST,
+            hole: NO_HOLE,
         });
         tree.reset(SMALL_FIRST);
         Small(tree)
@@ -108,10 +116,22 @@ impl Small {
 
     /// The entry that pops next (live or stale), if any is stored.
     #[inline(always)]
-    pub(super) fn front(&self) -> Option<Slim> {
-        let tree = &*self.0;
+    pub(super) fn front<K: Key, V>(&mut self, slots: &[Slot<K, V>]) -> Option<Slim> {
+        let tree = &mut *self.0;
+        if tree.hole != NO_HOLE {
+            tree.settle(slots);
+        }
         let entry = tree.meta[usize::from(tree.w[1]) & (SMALL_MAX - 1)];
         (tree.rank[1] < FREE).then_some(entry)
+    }
+
+    /// [`front`](Self::front) without changing anything: `None` while a pop's path is not
+    /// replayed yet (a hint may be missing).
+    #[inline]
+    pub(super) fn front_hint(&self) -> Option<Slim> {
+        let tree = &*self.0;
+        let entry = tree.meta[usize::from(tree.w[1]) & (SMALL_MAX - 1)];
+        (tree.rank[1] < FREE && tree.hole == NO_HOLE).then_some(entry)
     }
 
     /// Every stored entry (live or stale), in leaf order.
@@ -143,57 +163,39 @@ impl Small {
         if tree.n_free == 0 && !tree.grow(slots) {
             return false;
         }
+        // The top of the free list: the last pop's leaf when its path is not replayed yet (the
+        // hole), so that one replay serves that pop and this push (a simulation's handler
+        // usually sends after its event popped). The replay reads only the siblings, so the
+        // path may be stale; either way no hole is left.
         tree.n_free -= 1;
         let leaf = tree.free[tree.n_free & (SMALL_MAX - 1)];
+        debug_assert!(tree.hole == NO_HOLE || tree.hole == leaf);
+        tree.hole = NO_HOLE;
         tree.meta[usize::from(leaf) & (SMALL_MAX - 1)] = entry;
-        let mut pos = tree.cap as u8 + leaf;
-        let r = rank(entry.p);
-        tree.rank[usize::from(pos)] = r;
-        // The leaf was free, so every winner on its path is the winner without it: the new
-        // entry takes each one it beats (and then also beats every one below).
-        while pos > 1 {
-            pos >>= 1;
-            let at = usize::from(pos);
-            let (held_r, held_w) = (tree.rank[at], tree.w[at]);
-            let beats = if r == held_r {
-                tree.tie(slots, leaf, held_w)
-            } else {
-                r < held_r
-            };
-            tree.rank[at] = if beats { r } else { held_r };
-            tree.w[at] = if beats { leaf } else { held_w };
-        }
+        tree.replay(slots, leaf, rank(entry.p));
         true
     }
 
     /// Takes out the entry that pops next (live or stale), if any is stored.
     #[inline(always)]
     pub(super) fn take_front<K: Key, V>(&mut self, slots: &[Slot<K, V>]) -> Option<Slim> {
-        let entry = self.front()?;
+        let entry = self.front(slots)?;
+        self.remove_front();
+        Some(entry)
+    }
+
+    /// Takes out the entry [`front`](Self::front) just returned. Its leaf becomes the hole:
+    /// freed, ranked free, its path replayed only by the next operation (a push fills the
+    /// hole and replays once for both).
+    #[inline(always)]
+    pub(super) fn remove_front(&mut self) {
         let tree = &mut *self.0;
+        debug_assert!(tree.hole == NO_HOLE && tree.rank[1] < FREE);
         let leaf = tree.w[1];
         tree.free[tree.n_free & (SMALL_MAX - 1)] = leaf;
         tree.n_free += 1;
-        let mut pos = tree.cap as u8 + leaf;
-        // Replay the leaf's path: at each level the winner is the sibling's unless the
-        // path's own is earlier.
-        let (mut r, mut w) = (free_rank(usize::from(leaf)), leaf);
-        tree.rank[usize::from(pos)] = r;
-        while pos > 1 {
-            let sibling = usize::from(pos ^ 1);
-            let (sr, sw) = (tree.rank[sibling], tree.w[sibling]);
-            let sibling_wins = if sr == r {
-                tree.tie(slots, sw, w)
-            } else {
-                sr < r
-            };
-            r = if sibling_wins { sr } else { r };
-            w = if sibling_wins { sw } else { w };
-            pos >>= 1;
-            tree.rank[usize::from(pos)] = r;
-            tree.w[usize::from(pos)] = w;
-        }
-        Some(entry)
+        tree.rank[usize::from(tree.cap as u8 + leaf)] = free_rank(usize::from(leaf));
+        tree.hole = leaf;
     }
 
     /// Fills an empty tree with `entries` (at most `SMALL_MAX`).
@@ -232,6 +234,38 @@ impl Small {
 }
 
 impl Tree {
+    /// Replays the hole's path (see [`Tree::hole`]).
+    #[inline(never)]
+    fn settle<K: Key, V>(&mut self, slots: &[Slot<K, V>]) {
+        let leaf = self.hole;
+        self.hole = NO_HOLE;
+        self.replay(slots, leaf, free_rank(usize::from(leaf)));
+    }
+
+    /// Gives `leaf` rank `r` and replays its path: at each level the winner is the
+    /// sibling's unless the path's own is earlier. Reads only the siblings, so the path's
+    /// own nodes may be stale.
+    #[inline(always)]
+    fn replay<K: Key, V>(&mut self, slots: &[Slot<K, V>], leaf: u8, r: u64) {
+        let mut pos = self.cap as u8 + leaf;
+        let (mut r, mut w) = (r, leaf);
+        self.rank[usize::from(pos)] = r;
+        while pos > 1 {
+            let sibling = usize::from(pos ^ 1);
+            let (sr, sw) = (self.rank[sibling], self.w[sibling]);
+            let sibling_wins = if sr == r {
+                self.tie(slots, sw, w)
+            } else {
+                sr < r
+            };
+            r = if sibling_wins { sr } else { r };
+            w = if sibling_wins { sw } else { w };
+            pos >>= 1;
+            self.rank[usize::from(pos)] = r;
+            self.w[usize::from(pos)] = w;
+        }
+    }
+
     /// Empties the tree and gives it `cap` leaves.
     fn reset(&mut self, cap: usize) {
         debug_assert!(cap.is_power_of_two() && (SMALL_FIRST..=SMALL_MAX).contains(&cap));
@@ -281,6 +315,7 @@ impl Tree {
 
     /// Recomputes every inner node (after leaves changed wholesale).
     fn rebuild<K: Key, V>(&mut self, slots: &[Slot<K, V>]) {
+        self.hole = NO_HOLE;
         for leaf in 0..self.cap {
             self.w[self.cap + leaf] = leaf as u8;
         }
