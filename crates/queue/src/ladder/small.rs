@@ -402,3 +402,58 @@ impl<K: Key, V> LadderQueue<K, V> {
         self.top_start = f64::NEG_INFINITY;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use crate::{Handle, LadderQueue, PendingSet};
+
+    /// The tree against a sorted set, with what makes it subtle: many equal priorities (ties
+    /// go to the slab's keys), negative ones (ranks), cancels and reschedules (stale leaves
+    /// that win ties), pops and pushes in every order (the hole), and sizes across 16, 32 and
+    /// 64 leaves and the switch to the tiers.
+    #[test]
+    fn the_tree_pops_in_key_order() {
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for round in 0..400 {
+            let mut queue: LadderQueue<(i64, u32), u32> = LadderQueue::new();
+            let mut shadow = BTreeSet::new();
+            let mut handles: Vec<(Handle, (i64, u32))> = Vec::new();
+            let target = [4, 15, 17, 40, 66][round % 5];
+            for step in 0..3_000u32 {
+                let roll = next(100);
+                if roll < 45 || shadow.len() < target / 2 {
+                    let key = (next(7) as i64 - 3, step);
+                    handles.push((queue.push(key, step).unwrap(), key));
+                    shadow.insert(key);
+                } else if roll < 85 {
+                    let popped = queue.pop().map(|(key, _)| key);
+                    assert_eq!(popped, shadow.pop_first(), "round {round}, step {step}");
+                } else if !handles.is_empty() {
+                    let index = next(handles.len() as u64) as usize;
+                    let (handle, key) = handles.swap_remove(index);
+                    if roll < 93 {
+                        assert_eq!(queue.cancel(handle).is_some(), shadow.remove(&key));
+                    } else if shadow.remove(&key) {
+                        let moved = (next(7) as i64 - 3, key.1);
+                        queue.reschedule(handle, moved).unwrap();
+                        shadow.insert(moved);
+                        handles.push((handle, moved));
+                    }
+                }
+                assert_eq!(queue.len(), shadow.len());
+            }
+            while let Some(key) = shadow.pop_first() {
+                assert_eq!(queue.pop().map(|(key, _)| key), Some(key));
+            }
+            assert!(queue.pop().is_none());
+        }
+    }
+}
