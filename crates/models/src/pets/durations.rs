@@ -127,7 +127,12 @@ impl Sampler {
         match self {
             Sampler::Constant(value) => *value,
             Sampler::Normal { mean, std_dev } => {
-                let z: f64 = rng.sample(StandardNormal);
+                // The distribution called directly, not through `rng.sample`: the same number,
+                // and one call fewer per meal in the pets (issue 16: 1,221 M → 1,211 M
+                // instructions for `run pets`). The same change in `sample_truncated` made the
+                // compiler lay the handler out with more branches (3.46 M mispredictions
+                // against 2.73 M), so it stays as it is there.
+                let z: f64 = StandardNormal.sample(rng);
                 (mean + z * std_dev).max(0.0)
             }
             Sampler::Exponential(exp) => exp.sample(rng),

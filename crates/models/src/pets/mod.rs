@@ -76,8 +76,8 @@ mod step;
 
 use std::time::Instant;
 
-use rand::{RngExt, SeedableRng};
-use rand_distr::Exp1;
+use rand::SeedableRng;
+use rand_distr::{Distribution, Exp1};
 use warpsim_core::{Committed, Kernel, LpRng, RunConfig, RunError, Sequential, derive_seed};
 
 pub use durations::Durations;
@@ -680,7 +680,7 @@ impl Breakage {
     /// logarithm is −∞ and the quotient 0, so every trial succeeds; a huge quotient saturates.
     #[inline]
     fn gap(inverse_log: f64, rng: &mut LpRng) -> u64 {
-        let exponential: f64 = rng.sample(Exp1);
+        let exponential: f64 = Exp1.sample(rng);
         (exponential * inverse_log) as u64
     }
 
@@ -737,6 +737,7 @@ impl Breakage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::RngExt;
 
     #[test]
     fn the_shrinking_roll_is_the_article_loop() {

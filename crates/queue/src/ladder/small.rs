@@ -247,10 +247,27 @@ impl Tree {
     /// own nodes may be stale.
     #[inline(always)]
     fn replay<K: Key, V>(&mut self, slots: &[Slot<K, V>], leaf: u8, r: u64) {
-        let mut pos = self.cap as u8 + leaf;
+        // One unrolled pass per size (the size rarely changes, so this branch is predicted).
+        match self.cap {
+            SMALL_FIRST => self.replay_levels::<K, V, 4>(slots, leaf, r),
+            32 => self.replay_levels::<K, V, 5>(slots, leaf, r),
+            _ => self.replay_levels::<K, V, 6>(slots, leaf, r),
+        }
+    }
+
+    /// [`replay`](Self::replay) in a tree of `2^LEVELS` leaves.
+    #[inline(always)]
+    fn replay_levels<K: Key, V, const LEVELS: u32>(
+        &mut self,
+        slots: &[Slot<K, V>],
+        leaf: u8,
+        r: u64,
+    ) {
+        debug_assert_eq!(self.cap, 1 << LEVELS);
+        let mut pos = (1u8 << LEVELS) + leaf;
         let (mut r, mut w) = (r, leaf);
         self.rank[usize::from(pos)] = r;
-        while pos > 1 {
+        for _ in 0..LEVELS {
             let sibling = usize::from(pos ^ 1);
             let (sr, sw) = (self.rank[sibling], self.w[sibling]);
             let sibling_wins = if sr == r {
