@@ -8,11 +8,12 @@
 //! one push and one pop an event; issue 16) that push cost about 150 instructions (the count,
 //! a call to `memmove` for the shift, and the checks around them) and, with the shift's
 //! length and the append-or-not test depending on the data, about 0.8 mispredicted branches
-//! an event (`valgrind --tool=cachegrind --branch-sim=yes`: 4.08 M against 2.61 M for the
-//! whole run). A winner tree over 16 leaves does a push or a pop in one pass of four levels,
-//! each a compare and two conditional moves with no branch that depends on the data, and no
-//! memory moves: push and pop together cost about what the array's push did, without the
-//! mispredictions. (A binary heap would be as short, but its sift-down takes a
+//! an event (`valgrind --tool=cachegrind --branch-sim=yes`: 4.08 M against 2.73 M for the
+//! whole run now). A winner tree over 16 leaves replays one path of four levels, each a
+//! compare and two conditional moves with no branch that depends on the data, and moves no
+//! memory; a pop and the push after it share one replay (see [`Tree::hole`]), so both
+//! together cost less than the array's push alone (715 → 664 instructions an event for the
+//! whole run). (A binary heap would be as short, but its sift-down takes a
 //! data-dependent branch at every level; an unsorted array with a cached minimum pays a scan
 //! of every entry at each pop.)
 
@@ -150,12 +151,6 @@ impl Small {
         }
     }
 
-    /// Forgets every stored entry (after the caller took them through
-    /// [`entries`](Self::entries)).
-    pub(super) fn forget_all(&mut self) {
-        self.0.reset(SMALL_FIRST);
-    }
-
     /// Stores an entry; `false` (nothing stored) when all `SMALL_MAX` leaves are in use.
     #[inline(always)]
     pub(super) fn insert<K: Key, V>(&mut self, slots: &[Slot<K, V>], entry: Slim) -> bool {
@@ -213,8 +208,8 @@ impl Small {
         tree.rebuild(slots);
     }
 
-    /// Drops every stale entry; returns how many were dropped.
-    pub(super) fn retain_current<K: Key, V>(&mut self, slots: &[Slot<K, V>]) -> usize {
+    /// Drops every stale entry.
+    pub(super) fn retain_current<K: Key, V>(&mut self, slots: &[Slot<K, V>]) {
         let tree = &mut *self.0;
         let mut dropped = 0;
         for leaf in 0..tree.cap {
@@ -229,7 +224,6 @@ impl Small {
         if dropped > 0 {
             tree.rebuild(slots);
         }
-        dropped
     }
 }
 
@@ -397,7 +391,7 @@ impl<K: Key, V> LadderQueue<K, V> {
             self.top_max = self.top_max.max(entry.p);
             self.top.push(entry);
         }
-        self.small.forget_all();
+        self.small.clear();
     }
 
     /// Moves Top, which the caller knows to be small and the only non-empty tier, into the
