@@ -1,6 +1,7 @@
 //! Running a model: initialisation, the worker threads, and the coordinator that delivers
 //! committed outputs in key order.
 
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use crossbeam_channel::RecvTimeoutError;
@@ -443,6 +444,12 @@ impl TimeWarp {
                         deliver_below(&mut delivered, safe, sink, &shared);
                         sink.show_below(safe);
                         observer_failed(sink, &shared);
+                        // The bounds of workers that did not report lately are old: while
+                        // outputs wait, every worker reports every commit.
+                        let wants = !delivered.is_empty();
+                        if shared.wants_bounds.load(Ordering::Relaxed) != wants {
+                            shared.wants_bounds.store(wants, Ordering::Relaxed);
+                        }
                     }
                     Ok(ToCoordinator::Observed(batch)) => sink.observed(batch),
                     Ok(ToCoordinator::Snapshot { summary, part }) => {

@@ -121,6 +121,20 @@ impl Sampler {
         }
     }
 
+    /// As [`Sampler::sample`], with the normal distribution's draw in line: the pets' meals
+    /// and repairs draw one each per event, and the call cost 22 instructions (issue 16:
+    /// `run pets` 1,210.6 M → 1,192.0 M instructions, 1.5 % less CPU; the same numbers).
+    #[inline(always)]
+    pub(crate) fn sample_inline(&self, rng: &mut LpRng) -> f64 {
+        match self {
+            Sampler::Normal { mean, std_dev } => {
+                let z: f64 = StandardNormal.sample(rng);
+                (mean + z * std_dev).max(0.0)
+            }
+            other => other.sample(rng),
+        }
+    }
+
     /// Draws one duration (never negative).
     #[inline]
     pub(crate) fn sample(&self, rng: &mut LpRng) -> f64 {

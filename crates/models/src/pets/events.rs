@@ -148,7 +148,7 @@ impl FeedingStation {
         if self.article {
             sampler.sample_truncated(ctx.rng())
         } else {
-            sampler.sample(ctx.rng())
+            sampler.sample_inline(ctx.rng())
         }
     }
 

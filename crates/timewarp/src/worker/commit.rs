@@ -258,11 +258,17 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 .to_coordinator
                 .send(ToCoordinator::Observed(Box::new(observed)));
         }
-        let _ = self.to_coordinator.send(ToCoordinator::Committed {
-            worker: self.index,
-            bound,
-            outputs: batch,
-        });
+        // Observed runs report every commit: the observer shows events below the bounds.
+        if !batch.is_empty()
+            || self.settings.observe
+            || self.shared.wants_bounds.load(Ordering::Relaxed)
+        {
+            let _ = self.to_coordinator.send(ToCoordinator::Committed {
+                worker: self.index,
+                bound,
+                outputs: batch,
+            });
+        }
     }
 
     /// Updates this worker's memory estimate (for the statistics) and, under a budget,
