@@ -143,7 +143,7 @@ impl FeedingStation {
     }
 
     /// One duration, as the chosen semantics draws it.
-    #[inline]
+    #[inline(always)]
     fn draw(&self, sampler: Sampler, ctx: &mut Ctx<'_, Self>) -> f64 {
         if self.article {
             sampler.sample_truncated(ctx.rng())
