@@ -8,9 +8,45 @@ use super::{SLICE, Worker};
 use crate::control::MemoryControl;
 
 /// Bytes of a worker's LP records from which [`Worker::warm`] prefetches them (see
-/// [`Worker::warms`]): about twice this machine's 1 MiB L2 per core. Below it the records stay
-/// in the cache between two events of an LP.
-const WARM_FROM_BYTES: usize = 2 << 20;
+/// [`Worker::warms`]): twice the L2 cache of a core, read once from Linux's sysfs (1 MiB
+/// assumed where it cannot be read). Below it the records stay in the cache between two
+/// events of an LP. Tuned first as a constant 2 MiB on a host with 1 MiB of L2; on a host with
+/// 512 KiB, the two-thread PHOLD 16,384 row (1.2 MB of records a worker) ran 7–15 % less CPU
+/// with the prefetch than without (BENCHMARKS.md, "The coordinator left asleep").
+fn warm_from_bytes() -> usize {
+    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| 2 * l2_bytes().unwrap_or(1 << 20))
+}
+
+/// The size of CPU 0's level-2 cache, from `/sys/devices/system/cpu/cpu0/cache`.
+fn l2_bytes() -> Option<usize> {
+    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
+    dir.flatten().find_map(|entry| {
+        let read = |name: &str| std::fs::read_to_string(entry.path().join(name)).ok();
+        let kind = read("type")?;
+        if read("level")?.trim() != "2" || kind.trim() == "Instruction" {
+            return None;
+        }
+        cache_size(&read("size")?)
+    })
+}
+
+/// A cache size as sysfs writes it: `512K`, `2M` or bytes.
+fn cache_size(text: &str) -> Option<usize> {
+    let text = text.trim();
+    let (digits, unit) = match text.strip_suffix('K') {
+        Some(digits) => (digits, 1 << 10),
+        None => match text.strip_suffix('M') {
+            Some(digits) => (digits, 1 << 20),
+            None => (text, 1),
+        },
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit))
+        .filter(|&n| n > 0)
+}
 
 impl<M: LogicalProcess> Worker<'_, M> {
     /// Executes up to [`SLICE`] events, in key order, within the window and memory budget.
@@ -124,12 +160,13 @@ impl<M: LogicalProcess> Worker<'_, M> {
 
     /// Whether this worker's LP records are too many for the cache, so that [`Worker::warm`]
     /// pays: looking up the next event's LP and prefetching its record costs about 26
-    /// instructions an event (PHOLD). Measured on one thread (CPU time, medians of 11; 368-byte
-    /// records): 4,096 LPs (1.5 MB of records) no faster with it, 8,192 LPs (3 MB) 12 %
-    /// faster, 16,384 LPs 20 %. Checked once a slice: migration changes the count.
+    /// instructions an event (PHOLD). Measured on one thread on a host with 1 MiB of L2 (CPU
+    /// time, medians of 11; 368-byte records): 4,096 LPs (1.5 MB of records) no faster with
+    /// it, 8,192 LPs (3 MB) 12 % faster, 16,384 LPs 20 %. Checked once a slice: migration
+    /// changes the count.
     #[inline]
     pub(super) fn warms(&self) -> bool {
-        self.lps.len() * std::mem::size_of::<LpState<M>>() >= WARM_FROM_BYTES
+        self.lps.len() * std::mem::size_of::<LpState<M>>() >= warm_from_bytes()
     }
 
     /// Asks the hardware to load the parts of LP `l`'s record that running it or handing it
@@ -213,5 +250,20 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// Whether LP `l` has a pending event under `key`.
     pub(super) fn has_pending(&mut self, l: usize, key: &EventKey) -> bool {
         self.store.contains(l as u32, key) || self.lps[l].parked(key).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cache_size;
+
+    #[test]
+    fn cache_sizes_read_as_sysfs_writes_them() {
+        assert_eq!(cache_size("512K\n"), Some(512 << 10));
+        assert_eq!(cache_size("2M"), Some(2 << 20));
+        assert_eq!(cache_size("65536"), Some(65536));
+        assert_eq!(cache_size("0K"), None);
+        assert_eq!(cache_size("lots"), None);
+        assert_eq!(cache_size(""), None);
     }
 }
