@@ -28,7 +28,8 @@
 //!
 //! Before criterion's wall-clock groups, `cpu_report` prints the same key figures at `N` = 10⁶
 //! in CPU time of the benchmark thread (`/proc/thread-self/schedstat`), median of 5 runs (3
-//! for frames), which other processes on a shared machine do not inflate.
+//! for frames), which other processes on a shared machine do not inflate, and the cost of one
+//! dependent cache miss over 64 MB (a pointer chase) that a cancel or change is held against.
 //!
 //! Run with `cargo bench -p warpsim-benches --bench timers` (≈ 3 min); results in
 //! `BENCHMARKS.md`.
@@ -244,6 +245,38 @@ fn cpu_report(_: &mut Criterion) {
         polling / 1e6,
         ratios.join(", ")
     );
+    println!(
+        "timers cpu: one dependent cache miss over 64 MB (the slots of 10^6 timers) {:.0} ns",
+        dependent_miss_ns()
+    );
+}
+
+/// CPU nanoseconds of one dependent load at a random place in 64 MB — the size of 10⁶ timer
+/// slots — by a pointer chase around one random cycle of 2²⁰ cache lines (median of 5): the
+/// "one cache miss" a cancel or change of time is measured against, in the same run.
+fn dependent_miss_ns() -> f64 {
+    const LINES: usize = 1 << 20;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(12);
+    // A random cyclic order (Sattolo's shuffle), one `u64` link per 64-byte line.
+    let mut order: Vec<usize> = (0..LINES).collect();
+    for i in (1..LINES).rev() {
+        order.swap(i, rng.random_range(0..i));
+    }
+    let mut next = vec![0u64; LINES * 8];
+    for (i, &line) in order.iter().enumerate() {
+        next[line * 8] = (order[(i + 1) % LINES] * 8) as u64;
+    }
+    cpu_median(5, |watch| {
+        let steps = 1_000_000;
+        let mut at = 0usize;
+        watch.start();
+        for _ in 0..steps {
+            at = next[at] as usize;
+        }
+        watch.stop();
+        black_box(at);
+        steps
+    })
 }
 
 /// Add, cancel, change time and idle advance on one manager per (pending set, `N`).

@@ -212,7 +212,7 @@ impl<'a, C> TimerBuilder<'a, C> {
                 catch_up,
             })
         });
-        let idx = scheduler.alloc(callback, repeat, payload);
+        let idx = scheduler.alloc(due, callback, repeat, payload);
         if let Some(owner) = owner {
             scheduler.link_owner(idx, owner);
         }

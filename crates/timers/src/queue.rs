@@ -26,7 +26,7 @@ pub enum TimerQueue {
     /// A hierarchical timing wheel (eight levels of 256 buckets, ticks of 2⁻¹⁰ time units) that
     /// holds each timer's entry in the bucket of its due time and sorts a bucket only when the
     /// clock reaches it: O(1) add, cancel and change (a cancel marks the entry stale, touching
-    /// nothing but an 8-byte record of the timer), amortised O(1) firing plus the sort of
+    /// nothing but a 4-byte tag of the timer), amortised O(1) firing plus the sort of
     /// each tick's few entries. The default: a frame reads its buckets sequentially and
     /// prefetches the timers it is about to fire. Ticks of 2⁻¹⁰ suit times in seconds; times
     /// in much smaller units still work, with more buckets per frame.
@@ -44,39 +44,72 @@ pub enum TimerQueue {
     Heap,
 }
 
-/// The chosen pending set. Each method is one predictable branch plus the set's own work.
+/// The chosen pending set, addressed by timer slot: a slot has at most one pending entry
+/// (the manager's ground rule 2). Each method is one predictable branch plus the set's own
+/// work.
+///
+/// The heap and the ladder find an entry through the handle they gave for it, kept here per
+/// slot. The wheel needs none: its per-slot tag is the entry's identity, so a cancel or change
+/// of a timer touches the wheel's 4-byte tag and nothing else of the queue's — no handle read
+/// from a third array first (at 10⁶ timers that read was a miss of its own, before the tag's).
 pub(crate) enum Queue {
     Wheel(Wheel),
-    Heap(IndexedHeap<QueueKey, u32>),
-    Ladder(LadderQueue<QueueKey, u32>),
+    Heap(IndexedHeap<QueueKey, u32>, Handles),
+    Ladder(LadderQueue<QueueKey, u32>, Handles),
+}
+
+/// The heap's or the ladder's handle of each slot's pending entry (meaningful while the slot
+/// is scheduled).
+#[derive(Default)]
+pub(crate) struct Handles(Vec<Handle>);
+
+impl Handles {
+    #[inline]
+    fn set(&mut self, idx: u32, handle: Handle) {
+        let i = idx as usize;
+        if self.0.len() <= i {
+            self.0.resize(i + 1, Handle::from_raw(u64::MAX));
+        }
+        self.0[i] = handle;
+    }
+
+    #[inline]
+    fn get(&self, idx: u32) -> Option<Handle> {
+        self.0.get(idx as usize).copied()
+    }
 }
 
 impl Queue {
     pub(crate) fn new(kind: TimerQueue, capacity: usize) -> Self {
+        let handles = || Handles(Vec::with_capacity(capacity));
         match kind {
             TimerQueue::Wheel => Queue::Wheel(Wheel::with_capacity(capacity)),
-            TimerQueue::Heap => Queue::Heap(IndexedHeap::with_capacity(capacity)),
-            TimerQueue::Ladder => Queue::Ladder(LadderQueue::with_capacity(capacity)),
+            TimerQueue::Heap => Queue::Heap(IndexedHeap::with_capacity(capacity), handles()),
+            TimerQueue::Ladder => Queue::Ladder(LadderQueue::with_capacity(capacity), handles()),
         }
     }
 
     pub(crate) fn kind(&self) -> TimerQueue {
         match self {
             Queue::Wheel(_) => TimerQueue::Wheel,
-            Queue::Heap(_) => TimerQueue::Heap,
-            Queue::Ladder(_) => TimerQueue::Ladder,
+            Queue::Heap(..) => TimerQueue::Heap,
+            Queue::Ladder(..) => TimerQueue::Ladder,
         }
     }
 
-    /// Pushes slot `idx` under `key`; `None` only if the set is full (it never is: the
-    /// manager holds fewer slots than the set's limit).
+    /// Files slot `idx`, which has no pending entry, under `key`; `false` only if the set is
+    /// full (it never is: the manager holds fewer slots than the set's limit).
     #[inline]
-    pub(crate) fn push(&mut self, key: QueueKey, idx: u32) -> Option<Handle> {
-        match self {
-            Queue::Wheel(q) => Some(q.push(key, idx)),
-            Queue::Heap(q) => q.push(key, idx).ok(),
-            Queue::Ladder(q) => q.push(key, idx).ok(),
-        }
+    pub(crate) fn push(&mut self, key: QueueKey, idx: u32) -> bool {
+        let (handle, handles) = match self {
+            Queue::Wheel(q) => {
+                q.push(key, idx);
+                return true;
+            }
+            Queue::Heap(q, handles) => (q.push(key, idx).ok(), handles),
+            Queue::Ladder(q, handles) => (q.push(key, idx).ok(), handles),
+        };
+        handle.map(|handle| handles.set(idx, handle)).is_some()
     }
 
     /// Removes and returns the earliest entry if it is due at or before `target`.
@@ -84,11 +117,11 @@ impl Queue {
     pub(crate) fn pop_due(&mut self, target: f64) -> Option<(QueueKey, u32)> {
         match self {
             Queue::Wheel(q) => q.pop_due(target),
-            Queue::Heap(q) => match q.peek() {
+            Queue::Heap(q, _) => match q.peek() {
                 Some(((t, _), _)) if t.get() <= target => q.pop(),
                 _ => None,
             },
-            Queue::Ladder(q) => match q.peek() {
+            Queue::Ladder(q, _) => match q.peek() {
                 Some(((t, _), _)) if t.get() <= target => q.pop(),
                 _ => None,
             },
@@ -111,8 +144,8 @@ impl Queue {
     pub(crate) fn upcoming_slot(&mut self) -> Option<u32> {
         match self {
             Queue::Wheel(q) => q.upcoming_slot(crate::wheel::AHEAD),
-            Queue::Heap(q) => q.peek().map(|(_, &idx)| idx),
-            Queue::Ladder(q) => q.peek().map(|(_, &idx)| idx),
+            Queue::Heap(q, _) => q.peek().map(|(_, &idx)| idx),
+            Queue::Ladder(q, _) => q.peek().map(|(_, &idx)| idx),
         }
     }
 
@@ -121,8 +154,8 @@ impl Queue {
     pub(crate) fn peek_time(&mut self) -> Option<f64> {
         match self {
             Queue::Wheel(q) => q.peek_time(),
-            Queue::Heap(q) => q.peek().map(|((t, _), _)| t.get()),
-            Queue::Ladder(q) => q.peek().map(|((t, _), _)| t.get()),
+            Queue::Heap(q, _) => q.peek().map(|((t, _), _)| t.get()),
+            Queue::Ladder(q, _) => q.peek().map(|((t, _), _)| t.get()),
         }
     }
 
@@ -136,34 +169,46 @@ impl Queue {
         }
     }
 
-    /// Starts loading the queue's memory of `handle`'s entry (a hint; see
-    /// [`PendingSet::prefetch`]).
+    /// Starts loading the queue's memory of slot `idx`'s entry (a hint, harmless for a slot
+    /// with none; see [`PendingSet::prefetch`]).
     #[inline]
-    pub(crate) fn prefetch(&self, handle: Handle) {
+    pub(crate) fn prefetch(&self, idx: u32) {
         match self {
-            Queue::Wheel(q) => q.prefetch(handle),
-            Queue::Heap(q) => q.prefetch(handle),
-            Queue::Ladder(q) => q.prefetch(handle),
+            Queue::Wheel(q) => q.prefetch(idx),
+            Queue::Heap(q, handles) => {
+                if let Some(handle) = handles.get(idx) {
+                    q.prefetch(handle);
+                }
+            }
+            Queue::Ladder(q, handles) => {
+                if let Some(handle) = handles.get(idx) {
+                    q.prefetch(handle);
+                }
+            }
         }
     }
 
+    /// Removes slot `idx`'s pending entry; `false` if it had none.
     #[inline]
-    pub(crate) fn cancel(&mut self, handle: Handle) -> bool {
+    pub(crate) fn cancel(&mut self, idx: u32) -> bool {
         match self {
-            Queue::Wheel(q) => q.cancel(handle),
-            Queue::Heap(q) => q.cancel(handle).is_some(),
-            Queue::Ladder(q) => q.cancel(handle).is_some(),
+            Queue::Wheel(q) => q.cancel(idx),
+            Queue::Heap(q, handles) => handles.get(idx).is_some_and(|h| q.cancel(h).is_some()),
+            Queue::Ladder(q, handles) => handles.get(idx).is_some_and(|h| q.cancel(h).is_some()),
         }
     }
 
-    /// Moves `handle`'s entry to `key`: its handle from now on (the wheel's changes), or
-    /// `None` for a stale handle.
+    /// Moves slot `idx`'s pending entry to `key`; `false` if it had none.
     #[inline]
-    pub(crate) fn reschedule(&mut self, handle: Handle, key: QueueKey) -> Option<Handle> {
+    pub(crate) fn reschedule(&mut self, idx: u32, key: QueueKey) -> bool {
         match self {
-            Queue::Wheel(q) => q.reschedule(handle, key),
-            Queue::Heap(q) => q.reschedule(handle, key).ok().map(|_| handle),
-            Queue::Ladder(q) => q.reschedule(handle, key).ok().map(|_| handle),
+            Queue::Wheel(q) => q.reschedule(idx, key),
+            Queue::Heap(q, handles) => handles
+                .get(idx)
+                .is_some_and(|h| q.reschedule(h, key).is_ok()),
+            Queue::Ladder(q, handles) => handles
+                .get(idx)
+                .is_some_and(|h| q.reschedule(h, key).is_ok()),
         }
     }
 }

@@ -7,7 +7,7 @@
 //! 1. A slot is *live* iff its state is not [`State::Free`]; `live` counts live slots. A
 //!    [`TimerId`] is valid iff its generation equals its slot's and the slot is live.
 //! 2. A slot is in the queue iff its state is [`State::Scheduled`], under the key
-//!    `(slot.time, slot.seq)`; `slot.handle` names that queue entry.
+//!    `(slot.time, slot.seq)`, filed under the slot's index (the queue finds it by index).
 //! 3. [`State::Parked`] exists only while an advance runs (`in_advance`); every parked slot has
 //!    an entry `(slot, generation)` in `parked` (stale entries are allowed and skipped), and the
 //!    end of the advance moves every parked slot into the queue.
@@ -21,14 +21,16 @@
 //! 7. `next_due` is at most the earliest due time in the queue (`+∞` only if it is empty): a
 //!    lower bound kept on every push and refreshed when the queue is looked at, so that an
 //!    advance with nothing due is one comparison and never touches the queue.
+//! 8. A slot is free iff its bit in `pages` is set; the slot array is `pages`' pages, whole.
 
 mod changing;
 mod meters;
 mod owners;
+mod pages;
 
 use std::fmt;
 
-use warpsim_queue::Handle;
+use pages::{MAX_TIMERS, PAGE, Pages};
 
 use crate::builder::TimerBuilder;
 use crate::ctx::TimerCtx;
@@ -125,9 +127,9 @@ pub enum RemovalReason {
 /// Where a timer is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum State {
-    /// Not a timer: the slot is on the free list.
+    /// Not a timer: the slot is free (see `pages`).
     Free,
-    /// In the queue under `(time, seq)`, as `handle`.
+    /// In the queue under `(time, seq)`.
     Scheduled,
     /// Due at `time` but held back until the running advance ends (see ground rule 3).
     Parked,
@@ -238,15 +240,10 @@ pub struct Scheduler<C> {
     /// A lower bound of the earliest due time in the queue (ground rule 7).
     pub(crate) next_due: f64,
     pub(crate) slots: Vec<Slot<C>>,
-    /// Parallel to `slots`: the queue entry of each `Scheduled` timer. Kept beside the slots,
-    /// not in them, so that a cancel or change of time can start loading the queue's entry
-    /// (through this 8-byte handle, a dense array that mostly stays in the last-level cache)
-    /// while the timer's own slot, a cache miss at 10⁶ timers, is still on its way: the two
-    /// misses overlap instead of following each other.
-    handles: Vec<Handle>,
     /// Parallel to `slots`; meaningful where `has_owner` is set.
     owner_links: Vec<OwnerLink>,
-    free: Vec<u32>,
+    /// Which slots are free, by page (see [`pages`]).
+    pages: Pages,
     live: usize,
     next_seq: u64,
     pub(crate) in_advance: bool,
@@ -267,9 +264,8 @@ impl<C> Scheduler<C> {
             queue: Queue::new(queue, capacity),
             next_due: f64::INFINITY,
             slots: Vec::with_capacity(capacity),
-            handles: Vec::with_capacity(capacity),
             owner_links: Vec::new(),
-            free: Vec::new(),
+            pages: Pages::new(),
             live: 0,
             next_seq: 0,
             in_advance: false,
@@ -436,7 +432,7 @@ impl<C> Scheduler<C> {
     /// Checks that `n_timers` more timers fit before anything is changed, so a full manager
     /// fails cleanly.
     pub(crate) fn check_room(&self, n_timers: usize) -> Result<(), TimerError> {
-        if self.free.len() + (MAX_SLOTS - self.slots.len()) >= n_timers {
+        if n_timers <= MAX_TIMERS - self.live.min(MAX_TIMERS) {
             Ok(())
         } else {
             Err(TimerError::Full)
@@ -447,15 +443,34 @@ impl<C> Scheduler<C> {
     /// its slot. The caller has called [`check_room`](Self::check_room).
     pub(crate) fn alloc(
         &mut self,
+        due: f64,
         callback: BoxedCallback<C>,
         repeat: Option<Box<Repeat>>,
         payload: u64,
     ) -> u32 {
         let seq = self.next_seq;
         self.next_seq += 1;
+        let (idx, new_page) = self.pages.alloc(due, self.live);
         self.live += 1;
-        let fresh = Slot {
-            generation: 0,
+        if new_page {
+            self.slots.extend((0..PAGE).map(|_| Slot {
+                generation: 0,
+                state: State::Free,
+                has_owner: false,
+                seq: 0,
+                time: 0.0,
+                callback: None,
+                repeat: None,
+                payload: 0,
+            }));
+        }
+        if let Some(next) = self.pages.next_after(idx) {
+            prefetch_index::prefetch_index(&self.slots, next as usize);
+            self.queue.prefetch(next);
+        }
+        let slot = &mut self.slots[idx as usize];
+        *slot = Slot {
+            generation: slot.generation,
             state: State::Firing,
             has_owner: false,
             seq,
@@ -464,18 +479,7 @@ impl<C> Scheduler<C> {
             repeat,
             payload,
         };
-        if let Some(idx) = self.free.pop() {
-            let slot = &mut self.slots[idx as usize];
-            *slot = Slot {
-                generation: slot.generation,
-                ..fresh
-            };
-            idx
-        } else {
-            self.slots.push(fresh);
-            self.handles.push(Handle::from_raw(u64::MAX));
-            (self.slots.len() - 1) as u32
-        }
+        idx
     }
 
     /// The owner link of slot `idx`, growing the side table on first use.
@@ -513,13 +517,12 @@ impl<C> Scheduler<C> {
 
     // ----- scheduling core -----------------------------------------------------------------
 
-    /// Starts loading the queue entry of the timer in slot `idx` (a hint: a stale or unused
-    /// handle is harmless), before its slot is read.
+    /// Starts loading the queue's record of the timer in slot `idx` (a hint: harmless for a
+    /// slot with nothing pending) before its slot is read, so that at 10⁶ timers the two
+    /// misses overlap instead of following each other.
     #[inline]
     fn prefetch_entry(&self, idx: u32) {
-        if let Some(&handle) = self.handles.get(idx as usize) {
-            self.queue.prefetch(handle);
-        }
+        self.queue.prefetch(idx);
     }
 
     /// The slot index of a live timer, or `None` for a stale id.
@@ -539,18 +542,15 @@ impl<C> Scheduler<C> {
         let i = idx as usize;
         let park = self.in_advance && due <= park_limit;
         let key = (TimeKey::new(due), self.slots[i].seq);
-        let (state, handle) = (self.slots[i].state, self.handles[i]);
+        let state = self.slots[i].state;
         let new_state = match (state, park) {
             (State::Scheduled, false) => {
-                let rescheduled = self.queue.reschedule(handle, key);
-                debug_assert!(rescheduled.is_some(), "ground rule 2");
-                if let Some(handle) = rescheduled {
-                    self.handles[i] = handle;
-                }
+                let rescheduled = self.queue.reschedule(idx, key);
+                debug_assert!(rescheduled, "ground rule 2");
                 State::Scheduled
             }
             (State::Scheduled, true) => {
-                let cancelled = self.queue.cancel(handle);
+                let cancelled = self.queue.cancel(idx);
                 debug_assert!(cancelled, "ground rule 2");
                 self.parked.push((idx, self.slots[i].generation));
                 State::Parked
@@ -560,18 +560,16 @@ impl<C> Scheduler<C> {
                 self.parked.push((idx, self.slots[i].generation));
                 State::Parked
             }
-            (_, false) => match self.queue.push(key, idx) {
-                Some(handle) => {
-                    self.handles[i] = handle;
+            (_, false) => {
+                if self.queue.push(key, idx) {
                     State::Scheduled
-                }
-                // Unreachable: the queue holds at most `MAX_SLOTS` entries and accepts every
-                // finite key. Parking keeps the timer consistent if it ever happened.
-                None => {
+                } else {
+                    // Unreachable: the queue holds at most `MAX_SLOTS` entries and accepts
+                    // every finite key. Parking keeps the timer consistent if it ever happened.
                     self.parked.push((idx, self.slots[i].generation));
                     State::Parked
                 }
-            },
+            }
         };
         if new_state == State::Scheduled && due < self.next_due {
             self.next_due = due;
@@ -584,7 +582,7 @@ impl<C> Scheduler<C> {
     /// Takes slot `idx` out of the queue (if it is there) and leaves it unscheduled.
     fn unschedule(&mut self, idx: usize) {
         if self.slots[idx].state == State::Scheduled {
-            let cancelled = self.queue.cancel(self.handles[idx]);
+            let cancelled = self.queue.cancel(idx as u32);
             debug_assert!(cancelled, "ground rule 2");
         }
     }
@@ -603,7 +601,7 @@ impl<C> Scheduler<C> {
         let callback = slot.callback.take();
         let repeat = slot.repeat.take();
         let has_owner = std::mem::replace(&mut slot.has_owner, false);
-        self.free.push(idx as u32);
+        self.pages.release(idx as u32);
         self.live -= 1;
         if has_owner {
             let OwnerLink { owner, pos } = self.owner_links[idx];
@@ -634,7 +632,7 @@ impl<C> Scheduler<C> {
         debug_assert_eq!(slot.state, State::Firing, "ground rule 4");
         slot.generation = slot.generation.wrapping_add(1);
         slot.state = State::Free;
-        self.free.push(idx as u32);
+        self.pages.release(idx as u32);
         self.live -= 1;
     }
 

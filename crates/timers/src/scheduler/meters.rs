@@ -326,7 +326,7 @@ impl<C> Scheduler<C> {
                 let callback: BoxedCallback<C> = Box::new(move |context, ctx| {
                     crate::timers::fire_milestone(ctx, id, context);
                 });
-                let idx = self.alloc(callback, None, 0);
+                let idx = self.alloc(at, callback, None, 0);
                 self.place(idx, at, park_limit);
                 MilestoneState::Waiting(Some(TimerId {
                     slot: idx,
