@@ -51,6 +51,9 @@ const PREFETCH_AHEAD: usize = 4;
 /// operation, and each switch (O(entries)) is paid for by at least `SMALL_MAX / 2` operations.
 const SMALL_MAX: usize = 64;
 
+/// How many entries ahead the slab slots of a bucket being sorted into Bottom are prefetched.
+const SORT_PREFETCH_AHEAD: usize = 8;
+
 /// A child rung of at most this many entries has their slab slots prefetched as it is built
 /// (4096 slots of 32–64 bytes fit in the 1–2 MB L2 cache until they pop).
 const PREFETCH_RUNG_MAX: usize = 4096;
@@ -549,7 +552,13 @@ impl<K: Key, V> LadderQueue<K, V> {
         debug_assert!(bottom.is_empty());
         let before = entries.len();
         bottom.reserve(before);
-        for entry in entries.iter() {
+        // Each entry's key is read from its slab slot, a random access; a bucket that did not
+        // come through a prefetched child rung would wait for each in turn (at 10⁶ entries,
+        // 42 % of a hold's samples sat on this read), so the slots are prefetched ahead.
+        for (i, entry) in entries.iter().enumerate() {
+            if let Some(ahead) = entries.get(i + SORT_PREFETCH_AHEAD) {
+                prefetch_index(slots, ahead.slot as usize);
+            }
             if let Some(full) = full_entry(slots, entry) {
                 bottom.push(full);
             }
