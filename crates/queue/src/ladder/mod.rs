@@ -51,7 +51,8 @@ const PREFETCH_AHEAD: usize = 4;
 /// operation, and each switch (O(entries)) is paid for by at least `SMALL_MAX / 2` operations.
 const SMALL_MAX: usize = 64;
 
-/// How many entries ahead the slab slots of a bucket being sorted into Bottom are prefetched.
+/// How many entries ahead the slab slots of a bucket being sorted into Bottom, or of the
+/// entries a purge checks, are prefetched (32 measured no better for the purge).
 const SORT_PREFETCH_AHEAD: usize = 8;
 
 /// A child rung of at most this many entries has their slab slots prefetched as it is built
@@ -776,17 +777,42 @@ impl<K: Key, V> LadderQueue<K, V> {
         let slots = &self.slots;
         let current = |e: &Entry<K>| is_current(slots, e);
         let current_slim = |e: &Slim| full_entry(slots, e).is_some();
-        self.top.retain(current_slim);
+        // Every entry's slab slot is read at random: prefetched ahead, the pass is bound by
+        // bandwidth rather than by one miss per entry (at 10⁶ live entries it runs once per
+        // 10⁶ cancels, and without the prefetch it was a large part of each cancel's cost).
+        retain_prefetched(&mut self.top, slots, |e| e.slot, current_slim);
         for rung in &mut self.ladder.rungs[..self.ladder.n_rungs] {
             for bucket in &mut rung.buckets[rung.cur..rung.n_buckets] {
-                bucket.retain(current_slim);
+                retain_prefetched(bucket, slots, |e| e.slot, current_slim);
             }
         }
-        self.bottom.retain(current);
+        retain_prefetched(&mut self.bottom, slots, |e| e.slot, current);
         self.spill.retain(|Reverse(ByKey(e))| current(e));
         self.small.retain_current(slots);
         self.stored = self.live;
     }
+}
+
+/// `entries.retain(keep)`, in order, prefetching the slab slot of the entry
+/// [`SORT_PREFETCH_AHEAD`] places ahead (`keep` reads the slot of the entry it is given).
+fn retain_prefetched<T: Copy, K, V>(
+    entries: &mut Vec<T>,
+    slots: &[Slot<K, V>],
+    slot_of: impl Fn(&T) -> u32,
+    keep: impl Fn(&T) -> bool,
+) {
+    let mut kept = 0;
+    for i in 0..entries.len() {
+        if let Some(ahead) = entries.get(i + SORT_PREFETCH_AHEAD) {
+            prefetch_index(slots, slot_of(ahead) as usize);
+        }
+        let entry = entries[i];
+        if keep(&entry) {
+            entries[kept] = entry;
+            kept += 1;
+        }
+    }
+    entries.truncate(kept);
 }
 
 impl<K: Key, V> Default for LadderQueue<K, V> {
