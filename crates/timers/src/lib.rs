@@ -77,15 +77,19 @@
 //!
 //! # Implementation
 //!
-//! Timers live in a slab of 64-byte slots (one cache line each, reused through a free list,
-//! each with a 32-bit generation that makes ids stale when the slot is reused). The scheduled
+//! Timers live in a slab of 64-byte slots (one cache line each, with a 32-bit generation that
+//! makes ids stale when the slot is reused). From 16,384 live timers on, a new timer's slot is
+//! taken beside those of timers due at about the same time (pages of 64 slots, one open per
+//! 1/16 time unit of due times), so that a frame firing thousands of timers reads a few pages
+//! of slots rather than one page per timer; the slab stays within about twice the live
+//! timers. The scheduled
 //! ones sit in a pending set keyed by `(time, insertion sequence)` so that equal times fire in
 //! insertion order ([`TimerQueue`]): by default a hierarchical timing wheel (eight levels of
 //! 256 buckets of 2⁻¹⁰-unit ticks) that keeps each entry in the bucket of its tick and sorts a
 //! tick's few entries when the clock reaches it; or the
 //! [`LadderQueue`](warpsim_queue::LadderQueue) of Tang, Goh and Thng (2005), or the
 //! [`IndexedHeap`](warpsim_queue::IndexedHeap), a 4-ary heap. All three cancel and reschedule
-//! by handle and fire in the same order. The manager keeps a lower bound of the earliest due
+//! in place and fire in the same order. The manager keeps a lower bound of the earliest due
 //! time, so an advance with nothing due never touches the queue.
 //!
 //! | operation | wheel (default) | ladder | heap |
