@@ -27,6 +27,9 @@
 //! (allocated minus freed, from an instrumented global allocator) after its untimed warm-up,
 //! divided by `N`: what a pending event costs in memory, slack of growing `Vec`s included.
 //!
+//! **One miss.** First of all, a line gives the CPU time of one dependent cache miss over
+//! 64 MB (a pointer chase): what "cancel at 10⁶ within one cache miss" is measured against.
+//!
 //! **Sizes.** `N` = 10³ … 10⁶; set `QUEUE_BENCH_1E7=1` to add 10⁷ (about 1.5 GB and several
 //! minutes of warm-up per queue).
 //!
@@ -53,6 +56,7 @@ use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Exp};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+use warpsim_benches::PointerChase;
 use warpsim_queue::{Handle, IndexedHeap, LadderQueue, PendingSet};
 
 /// Counts heap bytes, for the `bytes per event` lines.
@@ -493,6 +497,26 @@ fn bytes_per_event(_: &mut Criterion) {
     }
 }
 
+/// Prints the CPU nanoseconds of one dependent cache miss over 64 MB (a pointer chase, median
+/// of 5 walks of 10⁶ steps): the "one cache miss" that cancel and reschedule at 10⁶ are held
+/// against (issue 16), measured in the same run as they are.
+fn one_miss(_: &mut Criterion) {
+    let chase = PointerChase::new(1 << 20, 12);
+    let mut samples: Vec<f64> = (0..5)
+        .map(|_| {
+            let steps = 1_000_000;
+            let start = Stopwatch::start();
+            black_box(chase.walk(steps));
+            start.elapsed().as_nanos() as f64 / steps as f64
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    println!(
+        "one dependent cache miss over 64 MB (pointer chase): {:.0} ns",
+        samples[2]
+    );
+}
+
 fn bench_cancel(c: &mut Criterion) {
     bench_handle_ops(c, "cancel+push", true);
 }
@@ -509,6 +533,6 @@ criterion_group! {
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    targets = bytes_per_event, bench_hold, bench_cancel, bench_reschedule
+    targets = one_miss, bytes_per_event, bench_hold, bench_cancel, bench_reschedule
 }
 criterion_main!(benches);

@@ -13,7 +13,8 @@
 //!   untimed.
 //! - `timers_cancel/Q/N`: cancel a uniformly random live timer. Timed in chunks of 256
 //!   distinct victims; each chunk is replaced again, untimed.
-//! - `timers_set_time/Q/N`: move a uniformly random live timer to a random time.
+//! - `timers_set_time/Q/N`: move a uniformly random live timer to a random time. Timed in
+//!   chunks of 256, the victims and times drawn untimed before each chunk.
 //! - `timers_idle_advance/Q/N`: `advance` by 10⁻¹² s with nothing due.
 //!
 //! `timers_cancel/chapter/N` is the chapter's `RemoveCallback` at 10³ and 10⁵: a linear search
@@ -41,6 +42,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use warpsim_benches::PointerChase;
 use warpsim_timers::{TimerCtx, TimerId, TimerQueue, Timers};
 
 const SIZES: [usize; 3] = [1_000, 100_000, 1_000_000];
@@ -255,27 +257,14 @@ fn cpu_report(_: &mut Criterion) {
 /// slots — by a pointer chase around one random cycle of 2²⁰ cache lines (median of 5): the
 /// "one cache miss" a cancel or change of time is measured against, in the same run.
 fn dependent_miss_ns() -> f64 {
-    const LINES: usize = 1 << 20;
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(12);
-    // A random cyclic order (Sattolo's shuffle), one `u64` link per 64-byte line.
-    let mut order: Vec<usize> = (0..LINES).collect();
-    for i in (1..LINES).rev() {
-        order.swap(i, rng.random_range(0..i));
-    }
-    let mut next = vec![0u64; LINES * 8];
-    for (i, &line) in order.iter().enumerate() {
-        next[line * 8] = (order[(i + 1) % LINES] * 8) as u64;
-    }
+    let chase = PointerChase::new(1 << 20, 12);
     cpu_median(5, |watch| {
         let steps = 1_000_000;
-        let mut at = 0usize;
         watch.start();
-        for _ in 0..steps {
-            at = next[at] as usize;
-        }
+        let at = chase.walk(steps);
         watch.stop();
         black_box(at);
-        steps
+        steps as u64
     })
 }
 
@@ -341,9 +330,25 @@ fn bench_operations(c: &mut Criterion) {
             });
 
             c.bench_function(&format!("timers_set_time/{name}/{n}"), |b| {
-                b.iter(|| {
-                    let id = ids[rng.random_range(0..n)];
-                    timers.set_time(id, random_delay(&mut rng)).unwrap();
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    let mut left = iters;
+                    while left > 0 {
+                        let chunk = left.min(CHUNK as u64) as usize;
+                        left -= chunk as u64;
+                        // The victims and their new times are drawn untimed, as in
+                        // `cpu_report`: a game holds the id of the timer it moves, while a
+                        // draw from this 8 MB array of ids is a cache miss of its own.
+                        let moves: Vec<(TimerId, f64)> = (0..chunk)
+                            .map(|_| (ids[rng.random_range(0..n)], random_delay(&mut rng)))
+                            .collect();
+                        let start = Instant::now();
+                        for &(id, at) in &moves {
+                            timers.set_time(id, at).unwrap();
+                        }
+                        total += start.elapsed();
+                    }
+                    total
                 });
             });
 
