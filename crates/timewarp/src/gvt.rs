@@ -27,6 +27,14 @@
 //! 4. The last reporter publishes `gvt = min`, bumps `version`, and lowers the flag, all under
 //!    the mutex, so a reader that sees the new version reads the matching GVT.
 //!
+//! 5. A worker with nothing to report — no LPs, nothing in its inbox, nothing it sent
+//!    unaccounted (a worker that gave all its LPs away, after the migration's quiescence) —
+//!    may *leave* ([`GvtShared::leave`]): under the mutex it reports `send_min` in the round
+//!    in progress if it has not yet, and rounds started after that count one worker fewer.
+//!    Its report would always have been `MAX`, so every GVT is the one it would have been;
+//!    and the workers that stay need not wake it for every round. It *rejoins* (under the
+//!    mutex again) before it holds an event; it reports from the next round on.
+//!
 //! `loom` checks rules 1–4 with two workers exchanging a message around a round
 //! (`RUSTFLAGS="--cfg loom" cargo test -p warpsim-timewarp --release --lib gvt`).
 //!
@@ -72,6 +80,8 @@ struct RoundState<K> {
     runner_up: K,
     /// The last completed round's `(round, min, min_by, runner_up)` (threads only).
     done: Option<(u64, K, usize, K)>,
+    /// Workers that left the protocol (rule 5): a round waits for the others only.
+    absent: usize,
 }
 
 /// The protocol's shared state. `K` is the timestamp type (an event key in the kernel).
@@ -92,6 +102,8 @@ pub(crate) struct GvtShared<K> {
     /// Bumped (under the mutex) whenever a new GVT is published.
     version: AtomicU64,
     state: Mutex<RoundState<K>>,
+    /// Per worker: it left the protocol (rule 5), so its peers need not wake it for a round.
+    left: Vec<AtomicBool>,
 }
 
 /// One worker's side of the protocol: which round it last reported and the smallest
@@ -105,6 +117,8 @@ pub(crate) struct GvtPort<K> {
     /// The smallest timestamp sent since the flag of the round last reported in went up.
     sent: K,
     seen_version: u64,
+    /// The worker left the protocol (rule 5) and reports in no round.
+    left: bool,
 }
 
 impl<K: Copy + Ord> GvtPort<K> {
@@ -166,7 +180,9 @@ impl<K: Copy + Ord> GvtShared<K> {
                 min_by: usize::MAX,
                 runner_up: max,
                 done: None,
+                absent: 0,
             }),
+            left: (0..workers).map(|_| AtomicBool::new(false)).collect(),
         }
     }
 
@@ -186,6 +202,7 @@ impl<K: Copy + Ord> GvtShared<K> {
             send_min: self.max,
             sent: self.max,
             seen_version: 0,
+            left: false,
         }
     }
 
@@ -216,7 +233,7 @@ impl<K: Copy + Ord> GvtShared<K> {
             return false;
         }
         state.round += 1;
-        state.remaining = self.workers;
+        state.remaining = self.workers - state.absent;
         state.min = self.max;
         state.min_by = usize::MAX;
         state.runner_up = self.max;
@@ -229,7 +246,7 @@ impl<K: Copy + Ord> GvtShared<K> {
     /// flushes its outboxes, absorbs its inbox, and calls [`GvtShared::report`].
     #[inline]
     pub(crate) fn must_report(&self, port: &GvtPort<K>) -> Option<u64> {
-        if !self.flag.load(Ordering::SeqCst) {
+        if port.left || !self.flag.load(Ordering::SeqCst) {
             return None;
         }
         let round = self.round.load(Ordering::SeqCst);
@@ -259,10 +276,22 @@ impl<K: Copy + Ord> GvtShared<K> {
     /// Returns the new GVT when this report completed the round.
     pub(crate) fn report(&self, port: &mut GvtPort<K>, round: u64, local: K) -> Option<K> {
         let mut state = lock_state(&self.state);
+        self.report_locked(&mut state, port, round, local)
+    }
+
+    /// [`report`](Self::report) with the lock held.
+    fn report_locked(
+        &self,
+        state: &mut RoundState<K>,
+        port: &mut GvtPort<K>,
+        round: u64,
+        local: K,
+    ) -> Option<K> {
         debug_assert_eq!(
             state.round, round,
             "a round completes only after every report"
         );
+        debug_assert!(!port.left, "a worker that left reports in no round");
         let local = local.min(port.send_min);
         if local < state.min {
             state.runner_up = state.min;
@@ -293,6 +322,54 @@ impl<K: Copy + Ord> GvtShared<K> {
         } else {
             None
         }
+    }
+
+    /// Leaves the protocol (rule 5): the caller holds no LPs, has absorbed its inbox and
+    /// sends nothing until it [`rejoin`](Self::rejoin)s. Reports in the round in progress
+    /// if it has not yet (what it sent since the flag went up, or `MAX`), and returns the
+    /// new GVT if that completed the round. Threads only (a rank's gateway counts every
+    /// worker of the rank).
+    pub(crate) fn leave(&self, port: &mut GvtPort<K>) -> Option<K> {
+        debug_assert!(!self.external, "ranks' workers do not leave");
+        if port.left {
+            return None;
+        }
+        let mut state = lock_state(&self.state);
+        let mut published = None;
+        // The round's `remaining` counted this worker if it started while it was in.
+        if self.flag.load(Ordering::SeqCst)
+            && state.round != port.reported_round
+            && state.remaining > 0
+        {
+            let round = state.round;
+            published = self.report_locked(&mut state, port, round, self.max);
+        }
+        state.absent += 1;
+        port.left = true;
+        self.left[port.index].store(true, Ordering::SeqCst);
+        published
+    }
+
+    /// Takes part in the protocol again, from the next round on (the round in progress,
+    /// if any, did not count this worker).
+    pub(crate) fn rejoin(&self, port: &mut GvtPort<K>) {
+        if !port.left {
+            return;
+        }
+        let mut state = lock_state(&self.state);
+        state.absent -= 1;
+        port.left = false;
+        port.reported_round = state.round;
+        port.send_min = self.max;
+        self.left[port.index].store(false, Ordering::SeqCst);
+    }
+
+    /// Whether worker `index` left the protocol (its peers need not wake it for a round).
+    #[inline]
+    pub(crate) fn has_left(&self, index: usize) -> bool {
+        self.left
+            .get(index)
+            .is_some_and(|left| left.load(Ordering::Relaxed))
     }
 
     /// The GVT, if a newer one was published since this port last looked, with the
@@ -449,6 +526,56 @@ mod tests {
         shared.version.fetch_add(1, Ordering::SeqCst);
         assert_eq!(shared.poll(&mut ports[1]).unwrap().safe, None);
     }
+
+    /// A worker that leaves reports `MAX` (with what it sent) in the round in progress, if
+    /// it had not reported yet, and rounds after that complete without it; one that rejoins
+    /// reports from the next round on, not in the round in progress.
+    #[test]
+    fn a_worker_that_left_is_not_waited_for_and_rejoins_from_the_next_round() {
+        let shared = GvtShared::new(3, 0u64, u64::MAX);
+        let mut ports: Vec<_> = (0..3).map(|index| shared.port(index)).collect();
+        assert!(shared.start());
+        let round = shared.must_report(&ports[0]).unwrap();
+        assert_eq!(shared.report(&mut ports[0], round, 10), None);
+        assert_eq!(shared.report(&mut ports[1], round, 20), None);
+        // Worker 2 sent at 15 while the flag was up; leaving completes the round with it.
+        shared.note_send(&mut ports[2], 15);
+        assert_eq!(shared.leave(&mut ports[2]), Some(10));
+        assert!(shared.has_left(2) && !shared.has_left(0));
+        // Leaving again changes nothing.
+        assert_eq!(shared.leave(&mut ports[2]), None);
+        // The next round completes with two reports; the worker that left has none to make.
+        assert!(shared.start());
+        assert_eq!(shared.must_report(&ports[2]), None);
+        let round = shared.must_report(&ports[0]).unwrap();
+        assert_eq!(shared.report(&mut ports[0], round, 30), None);
+        assert_eq!(shared.report(&mut ports[1], round, 40), Some(30));
+        // Worker 1's safe bound is worker 0's report alone.
+        shared.poll(&mut ports[0]);
+        assert_eq!(shared.poll(&mut ports[1]).unwrap().safe, Some(30));
+        // Rejoining mid-round: that round does not wait for it, the next one does.
+        assert!(shared.start());
+        shared.rejoin(&mut ports[2]);
+        assert!(!shared.has_left(2));
+        assert_eq!(shared.must_report(&ports[2]), None);
+        let round = shared.must_report(&ports[0]).unwrap();
+        assert_eq!(shared.report(&mut ports[0], round, 50), None);
+        assert_eq!(shared.report(&mut ports[1], round, 60), Some(50));
+        assert!(shared.start());
+        for (port, local) in ports.iter_mut().zip([70, 80, 65]) {
+            let round = shared.must_report(port).unwrap();
+            let done = shared.report(port, round, local);
+            assert_eq!(done, (port.index == 2).then_some(65));
+        }
+        // Leaving with no round in progress reports nothing.
+        assert_eq!(shared.leave(&mut ports[1]), None);
+        assert!(shared.start());
+        for port in [0, 2] {
+            let round = shared.must_report(&ports[port]).unwrap();
+            let done = shared.report(&mut ports[port], round, 90);
+            assert_eq!(done, (port == 2).then_some(90));
+        }
+    }
 }
 
 #[cfg(all(test, loom))]
@@ -508,6 +635,46 @@ mod loom_tests {
             }
             let other = sender.join().unwrap();
             for gvt in [result, other].into_iter().flatten() {
+                assert!(gvt <= 3, "GVT {gvt} passed a message with timestamp 3");
+            }
+        });
+    }
+
+    /// Worker 0 sends worker 1 a message with timestamp 3 and then leaves the protocol (it
+    /// holds nothing else), while worker 1, which holds an event at 10, runs rounds. In every
+    /// interleaving the message is either absorbed before worker 1 reports or covered by the
+    /// report worker 0 makes as it leaves, so no round publishes more than 3 — and rounds
+    /// after the leave complete with worker 1's report alone.
+    #[test]
+    fn a_worker_that_leaves_never_lets_gvt_pass_what_it_sent() {
+        loom::model(|| {
+            let shared = Arc::new(GvtShared::new(2, 0u64, u64::MAX));
+            let channel = Arc::new(LMutex::new(Vec::<u64>::new()));
+
+            let s0 = shared.clone();
+            let c0 = channel.clone();
+            let leaver = loom::thread::spawn(move || {
+                let mut port = s0.port(0);
+                c0.lock().unwrap().push(3);
+                s0.note_send(&mut port, 3);
+                loom::thread::yield_now();
+                s0.leave(&mut port)
+            });
+
+            let mut port = shared.port(1);
+            let mut pending = vec![10u64];
+            let mut results = Vec::new();
+            for _ in 0..3 {
+                shared.try_start();
+                if let Some(round) = shared.must_report(&port) {
+                    pending.extend(channel.lock().unwrap().drain(..));
+                    let local = pending.iter().copied().min().unwrap();
+                    results.extend(shared.report(&mut port, round, local));
+                }
+                loom::thread::yield_now();
+            }
+            results.extend(leaver.join().unwrap());
+            for gvt in results {
                 assert!(gvt <= 3, "GVT {gvt} passed a message with timestamp 3");
             }
         });

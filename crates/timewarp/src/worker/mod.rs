@@ -459,7 +459,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
     /// and the batch is dropped if its receiver has finished.
     pub(super) fn wake_peers(&mut self) {
         for (peer, inbox) in self.mail.peers.iter().enumerate() {
-            if peer != self.index {
+            // A worker that left the GVT protocol has no round to report in; it looks for
+            // news (the end, a migration) at its idle timeout.
+            if peer != self.index && !self.shared.gvt.has_left(peer) {
                 let _ = inbox.send(Vec::new());
             }
         }
