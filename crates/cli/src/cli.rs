@@ -294,9 +294,10 @@ pub(crate) struct TimewarpArgs {
     /// alone (threads only; results are the same).
     #[arg(long)]
     pub(crate) no_safe_events: bool,
-    /// A thread that waits for a core (another process takes it) more than this share of
-    /// the last 30 ms hands all its LPs to the thread that waits least
-    /// (threads only, Linux; `never` to keep them where they are; results are the same).
+    /// A thread that waits for a core (another process keeps it busy) more than this share
+    /// of the last 120 ms hands all its LPs to the thread that waits least, and takes half
+    /// of them back once that process is done (threads only, Linux; `never` to keep them
+    /// where they are; results are the same).
     #[arg(long, value_name = "SHARE|never", default_value = "0.4", value_parser = parse_give_way)]
     pub(crate) give_way: GiveWay,
     /// With `--kernel mpi`: give up (on every rank) when other ranks are silent this long.

@@ -318,13 +318,15 @@ impl TimeWarp {
     /// When one waited more than `share` of the last 120 ms, every thread with LPs more
     /// than three quarters of `share`, and other processes (`/proc/stat`) kept at least
     /// three quarters of a core busy in each half of that span, all its LPs move to the thread
-    /// that waited least, as a load-balancing migration does, and it idles for the rest of
-    /// the run (a run that another process slowed for a while stays on fewer threads). On
+    /// that waited least, as a load-balancing migration does, and it idles, outside the GVT
+    /// protocol, until other processes ran less than 0.35 of a core in each half of 60 ms:
+    /// then it takes the later half of those LPs back. On
     /// this project's 2-core machine, with another process keeping a core busy, each of 2
     /// threads waits 44–70 % of the time; left alone, one waits up to 39 % of 120 ms and
     /// the other up to 30 % (more while a program reading the run's output starts up).
     /// Results do not depend on it. `None` never moves LPs for this; `Some(0.0)` moves them
-    /// at the first look (for tests). Not used across processes (`run_cluster`).
+    /// at the first look and back at the next, alternately (for tests). Not used across
+    /// processes (`run_cluster`).
     pub fn give_way(mut self, share: Option<f64>) -> TimeWarp {
         self.give_way = share;
         self

@@ -29,9 +29,30 @@ const LOOKS: usize = 24;
 /// half here).
 const OTHERS_BUSY: f64 = 0.75;
 
+/// The looks a decision to take LPs back spans (see [`Worker::consider_taking_back`]):
+/// 60 ms, twelve of `/proc/stat`'s clock ticks on each CPU.
+const BACK_LOOKS: usize = 12;
+
+/// A worker that gave way takes LPs back once other processes ran less than this many
+/// cores' worth in each half of [`BACK_LOOKS`] (a busy loop runs a whole one).
+const OTHERS_QUIET: f64 = 0.35;
+
 /// A worker gives way only if every worker still holding LPs waited for a core more than
 /// this share of `TimeWarp::give_way`'s threshold (see [`Worker::consider_giving_way`]).
 const ALL_WAITED: f64 = 0.75;
+
+/// [`extract`](Worker::extract)'s amount for taking LPs back: the later half of the
+/// source's LPs (those it adopted when the other gave way come last).
+const TAKE_BACK: u64 = u64::MAX - 1;
+
+/// What worker 0 reads at one look (every [`LOOK_EVERY`]): each worker's wait for a core
+/// so far, and what the machine's other processes had run.
+#[derive(Debug)]
+pub(super) struct Look {
+    at: std::time::Instant,
+    waited: Vec<u64>,
+    others: Option<Others>,
+}
 
 impl<M: LogicalProcess> Worker<'_, M> {
     /// Worker 0, every [`BALANCE_EVERY`] GVTs: if the busiest worker committed more than
@@ -118,7 +139,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// of the time over the last [`LOOKS`] looks, while every such worker waited more than
     /// [`ALL_WAITED`] of `share` (at once when `share` is 0, and only when no migration is
     /// pending); if so, plans to move all its LPs to the worker that waited least and asks
-    /// for a migration with the next GVT.
+    /// for a migration with the next GVT. While a worker it emptied idles, the same look
+    /// asks whether to take LPs back ([`Worker::consider_taking_back`]).
     ///
     /// Over many looks, and only when all waited, because the threads of a run wait now
     /// and then on a machine nobody else keeps busy, one more than the other: 40–75 % of one
@@ -137,7 +159,14 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// 36–50 % of the first 120 ms, the other processes ran 0.4–0.8 of a core then, and 5
     /// runs of 8 gave way for good and took 0.33–0.36 s against 0.23–0.25 s. A busy loop
     /// uses a whole core in every half; a quiet machine's other processes, a few hundredths
-    /// of one.
+    /// of one. (A decision from 30 ms of looks, with another process runnable at 5 of 6 in
+    /// `/proc/loadavg`, was tried on 2026-12-04 with the taking back below. PHOLD 16,384
+    /// LPs end 100 on 2 threads, 5–7 interleaved runs: piped into `python3` on a quiet
+    /// machine it gave way to Python's start-up (80 ms of CPU here) in 6 runs of 7 and took
+    /// the LPs back, 0.19–0.20 → 0.19–0.22 s; beside a busy core 0.27–0.32 → 0.22–0.23 s
+    /// against 0.17 s on one thread; Sharks 2,048 8×8 (0.06 s) and `--work 1000` did not
+    /// move. Not enough to reach one thread's time, and paid by every quiet run whose
+    /// output goes to a program that starts beside it: not kept.)
     fn consider_giving_way(&mut self, share: f64, now: std::time::Instant) {
         if self.shared.gvt.migrations() != self.balance.migrations_done {
             return;
@@ -148,18 +177,28 @@ impl<M: LogicalProcess> Worker<'_, M> {
             .iter()
             .map(|gauge| gauge.waited.load(Ordering::Relaxed))
             .collect();
-        let others = others_ran();
+        let look = Look {
+            at: now,
+            waited,
+            others: others_ran(),
+        };
         let looks = &mut self.balance.looks;
-        looks.push_back((now, waited.clone(), others));
+        looks.push_back(look);
+        while looks.len() > LOOKS.max(BACK_LOOKS) + 1 {
+            looks.pop_front();
+        }
+        if !self.balance.emptied.is_empty() && self.consider_taking_back() {
+            return;
+        }
+        let looks = &self.balance.looks;
         if looks.len() <= LOOKS && share > 0.0 {
             return;
         }
-        let Some((then, marks, others_then)) = looks.pop_front() else {
-            return;
-        };
+        let first = looks.len().saturating_sub(LOOKS + 1);
+        let (then, last) = (&looks[first], &looks[looks.len() - 1]);
         // Cores the other processes kept busy in each half of the span, where Linux says.
-        let mid = looks.get(LOOKS / 2 - 1).and_then(|look| look.2);
-        let busy_elsewhere = match (others_then, mid, others) {
+        let mid = looks.get(first + LOOKS / 2).and_then(|look| look.others);
+        let busy_elsewhere = match (then.others, mid, last.others) {
             (Some(then), Some(mid), Some(now)) => mid
                 .cores_since(&then)
                 .zip(now.cores_since(&mid))
@@ -170,10 +209,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
             // Nobody else took a core: the waits are this run's own (see above).
             return;
         }
-        let wall = now.duration_since(then).as_nanos().max(1) as f64;
-        let shares: Vec<(usize, f64)> = waited
+        let wall = now.duration_since(then.at).as_nanos().max(1) as f64;
+        let shares: Vec<(usize, f64)> = last
+            .waited
             .iter()
-            .zip(&marks)
+            .zip(&then.waited)
             .enumerate()
             .filter(|(worker, _)| !self.balance.emptied.contains(worker))
             .map(|(worker, (now, mark))| (worker, now.saturating_sub(*mark) as f64 / wall))
@@ -184,11 +224,58 @@ impl<M: LogicalProcess> Worker<'_, M> {
         // The next decision measures afresh, without the workers' waits before this move.
         self.balance.looks.clear();
         self.balance.emptied.push(from);
+        self.plan_migration(from, to, u64::MAX);
+    }
+
+    /// Worker 0, at a look while a worker it emptied idles: once the machine's other
+    /// processes ran less than [`OTHERS_QUIET`] cores in each half of the last
+    /// [`BACK_LOOKS`] looks, plans to move the later half of the LPs of the worker that
+    /// committed most back to the worker that gave way last, and returns `true`. A run
+    /// that gave way to a process that has since ended gets its threads back (beside a busy
+    /// loop that ran for the first 0.5 s of PHOLD 16,384 LPs end 1000: 1.47 s, against
+    /// 2.00 s busy throughout and 1.26 s quiet). Never where `/proc/stat` is missing; with
+    /// `give_way` at 0 (for tests), at once, so that such runs alternate between giving
+    /// way and taking back at every look.
+    fn consider_taking_back(&mut self) -> bool {
+        let forced = self.settings.give_way.is_some_and(|share| share <= 0.0);
+        if !forced {
+            let looks = &self.balance.looks;
+            if looks.len() <= BACK_LOOKS {
+                return false;
+            }
+            let n = looks.len();
+            let (first, mid, last) = (
+                &looks[n - 1 - BACK_LOOKS],
+                &looks[n - 1 - BACK_LOOKS / 2],
+                &looks[n - 1],
+            );
+            if !quiet_in_both_halves(first.others, mid.others, last.others) {
+                return false;
+            }
+        }
+        let committed =
+            |worker: usize| self.shared.gauges[worker].committed.load(Ordering::Relaxed);
+        let Some(from) = (0..self.shared.gauges.len())
+            .filter(|worker| !self.balance.emptied.contains(worker))
+            .max_by_key(|&worker| committed(worker))
+        else {
+            return false;
+        };
+        let Some(to) = self.balance.emptied.pop() else {
+            return false;
+        };
+        self.balance.looks.clear();
+        self.plan_migration(from, to, TAKE_BACK);
+        true
+    }
+
+    /// Publishes a migration plan for the next GVT.
+    fn plan_migration(&self, from: usize, to: usize, amount: u64) {
         *self
             .shared
             .plan
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((from, to, u64::MAX));
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((from, to, amount));
         self.shared.gvt.request_migration();
     }
 
@@ -321,7 +408,15 @@ impl<M: LogicalProcess> Worker<'_, M> {
         order.sort_by_key(|&l| std::cmp::Reverse(self.lps[l].load));
         let mut chosen = Vec::new();
         let mut moved = 0;
+        if amount == TAKE_BACK {
+            // Back to the worker that gave way: the later half, where its LPs went.
+            order = (self.lps.len() / 2..self.lps.len()).collect();
+        }
         for l in order {
+            if amount == TAKE_BACK {
+                chosen.push(l);
+                continue;
+            }
             if moved >= amount || (amount != u64::MAX && chosen.len() + 1 >= self.lps.len()) {
                 break;
             }
@@ -528,6 +623,18 @@ fn others_ran() -> Option<Others> {
     })
 }
 
+/// Whether other processes ran less than [`OTHERS_QUIET`] cores in each half of the span
+/// from `first` to `last` (`mid` between); `false` where Linux's files are not there.
+fn quiet_in_both_halves(first: Option<Others>, mid: Option<Others>, last: Option<Others>) -> bool {
+    match (first, mid, last) {
+        (Some(first), Some(mid), Some(last)) => mid
+            .cores_since(&first)
+            .zip(last.cores_since(&mid))
+            .is_some_and(|(a, b)| a.max(b) < OTHERS_QUIET),
+        _ => false,
+    }
+}
+
 /// Nanoseconds this thread has waited for a core (runnable, not running) since it started:
 /// the second field of Linux's `/proc/thread-self/schedstat`. `None` where there is no such
 /// file.
@@ -538,7 +645,27 @@ fn waited_for_a_core() -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Others, giving_way};
+    use super::{Others, giving_way, quiet_in_both_halves};
+
+    #[test]
+    fn lps_are_taken_back_only_when_other_processes_were_quiet_in_both_halves() {
+        let at = |busy, total| {
+            Some(Others {
+                busy,
+                total,
+                cpus: 2,
+            })
+        };
+        // 24 ticks on 2 CPUs in each half: a busy loop runs 12 of them, a whole core.
+        assert!(!quiet_in_both_halves(at(0, 0), at(12, 24), at(24, 48)));
+        // It ended in the second half: not yet.
+        assert!(!quiet_in_both_halves(at(0, 0), at(12, 24), at(13, 48)));
+        // Quiet in both (1 tick of 24 is 0.08 of a core).
+        assert!(quiet_in_both_halves(at(0, 0), at(1, 24), at(2, 48)));
+        // No tick passed in a half, or no `/proc/stat`: never.
+        assert!(!quiet_in_both_halves(at(0, 0), at(0, 0), at(1, 24)));
+        assert!(!quiet_in_both_halves(None, at(1, 24), at(2, 48)));
+    }
 
     #[test]
     fn other_processes_are_counted_in_cores() {

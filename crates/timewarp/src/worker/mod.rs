@@ -33,7 +33,7 @@
 //!    kernel's error too, and the run stops.
 
 mod balance;
-use balance::Others;
+use balance::Look;
 mod commit;
 mod end;
 mod execute;
@@ -235,7 +235,7 @@ struct Balance<'a, M: LogicalProcess> {
     noted_at: Option<std::time::Instant>,
     /// Worker 0: the workers' waits for a core at its last looks, with what the machine's
     /// other processes had run by then, and the workers it has emptied (`give_way`).
-    looks: std::collections::VecDeque<(std::time::Instant, Vec<u64>, Option<Others>)>,
+    looks: std::collections::VecDeque<Look>,
     emptied: Vec<usize>,
     transfer: &'a Mutex<Vec<Transfer<M>>>,
 }
