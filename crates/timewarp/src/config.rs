@@ -325,7 +325,7 @@ impl TimeWarp {
     /// threads waits 44–70 % of the time; left alone, one waits up to 39 % of 120 ms and
     /// the other up to 30 % (more while a program reading the run's output starts up).
     /// Results do not depend on it. `None` never moves LPs for this; `Some(0.0)` moves them
-    /// at the first look and back at the next, alternately (for tests). Not used across
+    /// at the first look and half of them back at the next, once (for tests). Not used across
     /// processes (`run_cluster`).
     pub fn give_way(mut self, share: Option<f64>) -> TimeWarp {
         self.give_way = share;

@@ -98,8 +98,8 @@ fn safe_events_on_several_threads_change_nothing() {
 }
 
 /// A thread that gives way (`TimeWarp::give_way`, here at once, which also takes LPs back
-/// at once: the run alternates at every look) hands all its LPs to another and idles, and
-/// gets half of them back: the run commits what the sequential kernel commits.
+/// at the next look) hands all its LPs to another and idles, and gets half of them back:
+/// the run commits what the sequential kernel commits.
 #[test]
 fn a_thread_that_gives_way_hands_over_all_its_lps_and_takes_half_back() {
     use common::{sequential, timewarp};

@@ -237,6 +237,8 @@ struct Balance<'a, M: LogicalProcess> {
     /// other processes had run by then, and the workers it has emptied (`give_way`).
     looks: std::collections::VecDeque<Look>,
     emptied: Vec<usize>,
+    /// Worker 0: LPs given away or taken back so far (`give_way`).
+    moves: u32,
     transfer: &'a Mutex<Vec<Transfer<M>>>,
 }
 
@@ -305,6 +307,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                 noted_at: None,
                 looks: std::collections::VecDeque::new(),
                 emptied: Vec::new(),
+                moves: 0,
                 transfer: parts.transfer,
             },
             records_max: crate::control::RECORDS_MAX.max(4 * settings.gvt_interval),
