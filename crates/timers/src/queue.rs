@@ -60,7 +60,6 @@ pub(crate) enum Queue {
 
 /// The heap's or the ladder's handle of each slot's pending entry (meaningful while the slot
 /// is scheduled).
-#[derive(Default)]
 pub(crate) struct Handles(Vec<Handle>);
 
 impl Handles {

@@ -385,9 +385,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 self.rebuild(Vec::new());
             }
         }
-        for lp in &mut self.lps {
-            lp.load = 0;
-        }
+        self.loads.clear();
+        self.loads.resize(self.lps.len(), 0);
         self.balance.migrations_done += 1;
         // Every event is now pending at or after GVT, some on other workers than before:
         // promises start again from it (`promise.rs`, rule 4).
@@ -411,7 +410,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
     /// that stay wait in `limbo` for [`Worker::rebuild`] (LP indices change here).
     pub(super) fn extract(&mut self, amount: u64) -> Vec<Transfer<M>> {
         let mut order: Vec<usize> = (0..self.lps.len()).collect();
-        order.sort_by_key(|&l| std::cmp::Reverse(self.lps[l].load));
+        order.sort_by_key(|&l| std::cmp::Reverse(self.loads[l]));
         let mut chosen = Vec::new();
         let mut moved = 0;
         if amount == TAKE_BACK {
@@ -426,7 +425,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             if moved >= amount || (amount != u64::MAX && chosen.len() + 1 >= self.lps.len()) {
                 break;
             }
-            moved += self.lps[l].load;
+            moved += u64::from(self.loads[l]);
             chosen.push(l);
         }
         // Early antimessages by LP id, since indices change below.
@@ -509,11 +508,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
             self.route[lp.id.index()]
                 .store((self.index as u64) << 32 | l as u64, Ordering::Relaxed);
             index_of.insert(lp.id, l as u32);
-            lp.in_held = false;
-            if lp.in_deferred {
+            lp.unlist(true, false, false);
+            if lp.in_deferred() {
                 self.lists.deferred.push(l as u32);
             }
-            if lp.in_withdrawn {
+            if lp.in_withdrawn() {
                 self.lists.withdrawn.push(l as u32);
             }
             let parked = lp.rare.as_ref().map_or(0, |rare| rare.parked.len());
@@ -521,12 +520,13 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 self.lists.failed.push(l as u32);
             } else if parked > 0 {
                 // Held back (see `Worker::park`): back to the store at the next GVT.
-                lp.in_held = true;
+                lp.rare_mut().in_held = true;
                 self.lists.held.push(l as u32);
             }
             self.sizes.pending += parked;
             self.sizes.deferred += lp.deferred().len();
             self.sizes.withdrawn += lp.rare.as_ref().map_or(0, |rare| rare.withdrawn.len());
+            lp.tidy();
         }
         // Records name their LP by index too, and indices changed.
         for (_, record) in self.logs.records.iter_mut() {

@@ -34,7 +34,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 }
             }
             if self.lps[l].deferred().is_empty() {
-                self.lps[l].in_deferred = false;
+                self.lps[l].unlist(false, true, false);
                 self.lps[l].tidy();
                 self.lists.deferred.swap_remove(position);
             } else {
@@ -91,7 +91,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let held = std::mem::take(&mut self.lists.held);
         for &l in &held {
             let lp = &mut self.lps[l as usize];
-            lp.in_held = false;
+            lp.unlist(true, false, false);
             if let Some(rare) = lp.rare.as_mut()
                 && rare.hold.is_some_and(|hold| gvt.time > hold)
             {
@@ -246,7 +246,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             let after = withdrawn.len();
             self.sizes.withdrawn -= before - after;
             if after == 0 {
-                lp.in_withdrawn = false;
+                lp.unlist(false, false, true);
                 lp.tidy();
                 self.lists.withdrawn.swap_remove(position);
             } else {

@@ -172,7 +172,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         let deferred = std::mem::take(&mut self.lists.deferred);
         for &l in &deferred {
             self.flush_deferred(l as usize, |_| true);
-            self.lps[l as usize].in_deferred = false;
+            self.lps[l as usize].unlist(false, true, false);
             self.lps[l as usize].tidy();
         }
     }

@@ -133,8 +133,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
         lp.since = since;
         lp.newest = key.time.as_f64();
         lp.last_key = fingerprint(&key);
-        lp.load += 1;
         raise(&mut self.newest_max, lp.newest);
+        self.count_load(l);
         self.log_and_send(l, key, &mut effects, regenerating);
         self.scratch.effects = effects;
     }

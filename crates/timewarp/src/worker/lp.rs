@@ -95,15 +95,11 @@ pub(crate) struct LpState<M: LogicalProcess> {
     /// The record its next record would coast from, its latest with a state save (see
     /// [`Rec::base`](super::log::Rec)), or [`NONE`].
     pub(super) base: Seq,
-    /// Events run since the last migration (what load balancing moves).
-    pub(super) load: u64,
-    /// What an LP holds only after a rollback, a cancel or a failure (see [`Rare`]).
-    pub(super) rare: Option<Box<Rare<M>>>,
     pub(crate) model: M,
     pub(crate) meta: LpMeta,
-    pub(super) in_held: bool,
-    pub(super) in_deferred: bool,
-    pub(super) in_withdrawn: bool,
+    /// What an LP holds only after a rollback, a cancel or a failure (see [`Rare`]). Last,
+    /// so that [`Worker::warm`](super::Worker) finds the record's end through it.
+    pub(super) rare: Option<Box<Rare<M>>>,
 }
 
 impl<M: LogicalProcess> LpState<M> {
@@ -119,16 +115,36 @@ impl<M: LogicalProcess> LpState<M> {
             newest: -1.0,
             last_key: 0,
             rare: None,
-            in_held: false,
-            in_deferred: false,
-            in_withdrawn: false,
-            load: 0,
         }
     }
 
     /// The LP's rare parts, created empty when it has none.
     pub(super) fn rare_mut(&mut self) -> &mut Rare<M> {
         self.rare.get_or_insert_with(Box::default)
+    }
+
+    /// Whether the LP is in the worker's list of LPs with deferred sends.
+    #[inline]
+    pub(super) fn in_deferred(&self) -> bool {
+        self.rare.as_ref().is_some_and(|rare| rare.in_deferred)
+    }
+
+    /// Whether the LP is in the worker's list of LPs with withdrawn events.
+    #[inline]
+    pub(super) fn in_withdrawn(&self) -> bool {
+        self.rare.as_ref().is_some_and(|rare| rare.in_withdrawn)
+    }
+
+    /// Takes the LP off the worker's lists of held, deferring or withdrawing LPs, as
+    /// `held`, `deferred` and `withdrawn` say (its rare parts go once empty: see
+    /// [`tidy`](Self::tidy)).
+    #[inline]
+    pub(super) fn unlist(&mut self, held: bool, deferred: bool, withdrawn: bool) {
+        if let Some(rare) = self.rare.as_mut() {
+            rare.in_held &= !held;
+            rare.in_deferred &= !deferred;
+            rare.in_withdrawn &= !withdrawn;
+        }
     }
 
     /// The LP's failure, if it has one.
@@ -192,6 +208,12 @@ pub(crate) struct Rare<M: LogicalProcess> {
     /// failure) or holds events back (until the next GVT). A map: a failed LP may park
     /// thousands while other LPs run ahead, and antimessages look them up.
     pub(super) parked: BTreeMap<EventKey, M::Event>,
+    /// Whether the LP is in the worker's lists of held, deferring and withdrawing LPs. Here
+    /// rather than in [`LpState`]: only an LP with rare parts is ever listed, and each byte
+    /// of the record is a byte of every event's working set (issue 13).
+    pub(super) in_held: bool,
+    pub(super) in_deferred: bool,
+    pub(super) in_withdrawn: bool,
 }
 
 impl<M: LogicalProcess> Default for Rare<M> {
@@ -202,6 +224,9 @@ impl<M: LogicalProcess> Default for Rare<M> {
             failed: None,
             hold: None,
             parked: BTreeMap::new(),
+            in_held: false,
+            in_deferred: false,
+            in_withdrawn: false,
         }
     }
 }
@@ -213,6 +238,7 @@ impl<M: LogicalProcess> Rare<M> {
             && self.failed.is_none()
             && self.hold.is_none()
             && self.parked.is_empty()
+            && !(self.in_held || self.in_deferred || self.in_withdrawn)
     }
 }
 
@@ -224,4 +250,17 @@ pub(crate) struct Transfer<M: LogicalProcess> {
     pub(super) pending: Vec<(EventKey, M::Event)>,
     pub(super) records: Vec<super::log::Moved<M>>,
     pub(super) antis: Vec<EventKey>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LpState;
+
+    /// PHOLD's record is two cache lines: every byte of it is a byte of each event's working
+    /// set, and at 16,384 LPs that set no longer fits the cache (BENCHMARKS.md, "Two cache
+    /// lines an LP"). A field added to the record shows here.
+    #[test]
+    fn a_phold_record_fits_two_cache_lines() {
+        assert!(std::mem::size_of::<LpState<warpsim_models::phold::Phold>>() <= 128);
+    }
 }

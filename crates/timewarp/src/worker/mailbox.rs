@@ -177,11 +177,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 }
                 self.clear_failure(l, key);
                 if let Some(event) = self.take_pending(l, &key) {
-                    let lp = &mut self.lps[l];
-                    lp.rare_mut().withdrawn.insert(key, (event, cause));
+                    let rare = self.lps[l].rare_mut();
+                    rare.withdrawn.insert(key, (event, cause));
                     self.sizes.withdrawn += 1;
-                    if !lp.in_withdrawn {
-                        lp.in_withdrawn = true;
+                    if !rare.in_withdrawn {
+                        rare.in_withdrawn = true;
                         self.lists.withdrawn.push(l as u32);
                     }
                 }

@@ -115,6 +115,10 @@ const IDLE_WAIT_MAX: Duration = Duration::from_millis(2);
 pub(crate) struct Worker<'a, M: LogicalProcess> {
     index: usize,
     lps: Vec<LpState<M>>,
+    /// Events each LP ran since the last migration (what load balancing moves), by LP
+    /// index: beside the records rather than in them, where 8 bytes an LP pushed PHOLD's
+    /// record past two cache lines (issue 13).
+    loads: Vec<u32>,
     route: &'a Route,
     settings: &'a Settings,
     shared: &'a Shared<M::Output>,
@@ -264,6 +268,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
         let mut worker = Worker {
             index: parts.index,
             store,
+            loads: vec![0; lps.len()],
             lps,
             route: parts.route,
             settings,

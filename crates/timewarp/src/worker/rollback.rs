@@ -186,16 +186,16 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 dest,
                 event: Some(event),
             } if self.settings.lazy => {
-                let lp = &mut self.lps[l];
-                lp.rare_mut().deferred.push(Deferred {
+                let rare = self.lps[l].rare_mut();
+                rare.deferred.push(Deferred {
                     cause,
                     key,
                     dest,
                     event,
                 });
                 self.sizes.deferred += 1;
-                if !lp.in_deferred {
-                    lp.in_deferred = true;
+                if !rare.in_deferred {
+                    rare.in_deferred = true;
                     self.lists.deferred.push(l as u32);
                     // A deferred send may still be cancelled (see `safe.rs`, rule 2).
                     self.void_safe();

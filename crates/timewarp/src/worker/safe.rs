@@ -265,8 +265,8 @@ impl<M: LogicalProcess> Worker<'_, M> {
         lp.since = 0;
         lp.newest = key.time.as_f64();
         lp.last_key = fingerprint(&key);
-        lp.load += 1;
         raise(&mut self.newest_max, lp.newest);
+        self.count_load(l);
         self.counters.committed += 1;
         self.counters.safe += 1;
         self.trace.add(&key, id);

@@ -181,7 +181,15 @@ impl<M: LogicalProcess> Worker<'_, M> {
         prefetch_index::prefetch_index(&self.lps, l);
         prefetch_index::prefetch_index(std::slice::from_ref(&lp.model), 0);
         prefetch_index::prefetch_index(std::slice::from_ref(&lp.meta), 0);
-        prefetch_index::prefetch_index(std::slice::from_ref(&lp.in_withdrawn), 0);
+        prefetch_index::prefetch_index(std::slice::from_ref(&lp.rare), 0);
+    }
+
+    /// Counts an event of LP `l` for load balancing.
+    #[inline]
+    pub(super) fn count_load(&mut self, l: usize) {
+        // Saturating: only the order of the loads matters, and 4·10⁹ events of one LP
+        // between two migrations is not a run this worker could tell from a longer one.
+        self.loads[l] = self.loads[l].saturating_add(1);
     }
 
     /// Keeps LP `l`'s event out of the store while the LP may not run it (see
@@ -193,9 +201,9 @@ impl<M: LogicalProcess> Worker<'_, M> {
             self.collided(l, key);
             return;
         }
-        let lp = &mut self.lps[l];
-        if held && !lp.in_held {
-            lp.in_held = true;
+        let rare = self.lps[l].rare_mut();
+        if held && !rare.in_held {
+            rare.in_held = true;
             self.lists.held.push(l as u32);
             // Its parked events are pending below the store (see `safe.rs`, rule 2).
             self.void_safe();
