@@ -1,6 +1,7 @@
 //! The model API: what a model implements ([`LogicalProcess`]) and what it can do while
 //! handling an event ([`Ctx`]).
 
+use thin_vec::ThinVec;
 use warpsim_queue::Handle;
 
 pub use crate::output::{Committed, Discard, OutputSink, deliver_guarded, encode_event};
@@ -205,40 +206,13 @@ impl LpMeta {
 /// from the LP's own state, without asking the receiver — which an optimistic kernel cannot.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RetractionLog {
-    /// `None` while empty, and boxed: most LPs of most models never cancel or move an event,
-    /// and every LP carries this log, so it costs 8 bytes per LP instead of a `Vec`'s 24
-    /// (issue 16: bytes per LP at 10M LPs). Saved exactly as the `Vec` it was, so
-    /// checkpoints keep their format.
-    #[serde(with = "boxed_entries")]
-    #[expect(clippy::box_collection, reason = "8 bytes per LP, see above")]
-    entries: Option<Box<Vec<Retraction>>>,
-}
-
-/// (De)serialises [`RetractionLog::entries`] as a plain sequence of entries.
-#[expect(
-    clippy::box_collection,
-    reason = "the boxed log of `RetractionLog::entries`"
-)]
-mod boxed_entries {
-    use super::Retraction;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub(super) fn serialize<S: Serializer>(
-        entries: &Option<Box<Vec<Retraction>>>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        entries
-            .as_deref()
-            .map_or(&[][..], Vec::as_slice)
-            .serialize(serializer)
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<Box<Vec<Retraction>>>, D::Error> {
-        let entries = Vec::<Retraction>::deserialize(deserializer)?;
-        Ok((!entries.is_empty()).then(|| Box::new(entries)))
-    }
+    /// A `ThinVec`: its length and capacity live in its one allocation, and it allocates
+    /// nothing while empty, so the log costs 8 bytes per LP (issue 16: bytes per LP at 10M
+    /// LPs) and a look-up follows one pointer. The boxed `Vec` it replaced followed two, two
+    /// dependent cache misses at every `reschedule` of a model with many LPs: a quarter of
+    /// the sequential kernel's samples on PHOLD 16,384 with a watchdog (issue 13). It is
+    /// saved as a plain sequence, as the `Vec` was, so checkpoints keep their format.
+    entries: ThinVec<Retraction>,
 }
 
 #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
@@ -255,8 +229,8 @@ struct Retraction {
 impl RetractionLog {
     /// The event's current key as far as this LP knows (`None`: cancelled).
     fn current(&self, handle: &EventHandle) -> Option<EventKey> {
-        let entries = self.entries.as_deref().map_or(&[][..], Vec::as_slice);
-        match entries
+        match self
+            .entries
             .iter()
             .rev()
             .find(|entry| entry.sent == handle.key.sent && entry.id == handle.key.id)
@@ -272,12 +246,10 @@ impl RetractionLog {
         // not only past some length: a model that moves a timer on every event (a watchdog)
         // would otherwise carry up to that many dead entries into every save — on Time Warp
         // a kilobyte copied per event (issue 13) — and scan them on every move.
-        if let Some(entries) = &mut self.entries {
-            entries.retain(|entry| entry.max_key > now);
-        }
+        self.entries.retain(|entry| entry.max_key > now);
         let max_key = new.map_or(old, |new| new.max(old));
-        let entries = self.entries.get_or_insert_default();
-        match entries
+        match self
+            .entries
             .iter_mut()
             .find(|entry| entry.sent == old.sent && entry.id == old.id)
         {
@@ -285,7 +257,7 @@ impl RetractionLog {
                 entry.current = new;
                 entry.max_key = entry.max_key.max(max_key);
             }
-            None => entries.push(Retraction {
+            None => self.entries.push(Retraction {
                 sent: old.sent,
                 id: old.id,
                 current: new,

@@ -313,7 +313,15 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 }
                 Effect::Move { dest, from, to } => {
                     self.counters.retractions += 1;
-                    self.transmit(Msg::Move { dest, from, to });
+                    if dest == id && self.mail.local.is_empty() {
+                        // A timer of its own moved (a watchdog pushed back on every event):
+                        // applied at once, as a send to itself is, without the local queue
+                        // or the route table. Nothing earlier about the key is queued, and
+                        // a safe event leaves no live record for it to roll back.
+                        self.apply_at(l, Msg::Move { dest, from, to });
+                    } else {
+                        self.transmit(Msg::Move { dest, from, to });
+                    }
                 }
             }
         }
