@@ -400,6 +400,7 @@ impl TimeWarp {
                 shared: &shared,
                 transfer: &transfer,
                 finals: &finals,
+                first_cpu: 0,
             };
             // A request made before the run starts is seen before any worker runs: looked
             // at only once they ran, it could come after a short run had already passed its
@@ -813,6 +814,7 @@ where
             committed: counters.committed,
             processed: counters.processed,
             rolled_back: counters.rolled_back,
+            waited_seconds: counters.waited_ns as f64 * 1e-9,
         });
     }
     stats.gvt_rounds = rounds;

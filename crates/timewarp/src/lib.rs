@@ -139,6 +139,7 @@ pub mod cluster;
 mod config;
 mod control;
 mod gvt;
+mod home;
 mod idmap;
 mod kernel;
 mod message;

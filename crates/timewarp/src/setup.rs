@@ -14,6 +14,7 @@ use warpsim_core::{
 
 use crate::config::TimeWarp;
 use crate::gvt::GvtShared;
+use crate::home::Home;
 use crate::message::{Msg, Route, key_max, route_entry};
 use crate::pending::Pending;
 use crate::shared::{Settings, Shared, StopInfo, ToCoordinator, pending_bytes};
@@ -165,6 +166,9 @@ pub(crate) struct Crew<'env, M: LogicalProcess> {
     pub(crate) shared: &'env Shared<M::Output>,
     pub(crate) transfer: &'env Mutex<Vec<Transfer<M>>>,
     pub(crate) finals: &'env Mutex<Vec<FinalLp<M>>>,
+    /// Where the workers' CPUs start (see [`Home`]): 0 on threads, a rank's first worker
+    /// among all ranks' (ranks on one machine then start on different CPUs).
+    pub(crate) first_cpu: usize,
 }
 
 impl<'env, M: LogicalProcess> Crew<'env, M> {
@@ -178,6 +182,9 @@ impl<'env, M: LogicalProcess> Crew<'env, M> {
     /// with their sizes: a model whose events are a megabyte works as on the sequential
     /// kernel instead of overflowing a default 2 MiB stack. The size is only reserved;
     /// memory is used as the stack is.
+    ///
+    /// Worker `index` starts on the `first_cpu + index`-th CPU the process may use (see
+    /// [`Home`]).
     pub(crate) fn spawn<'scope>(
         &self,
         scope: &'scope std::thread::Scope<'scope, 'env>,
@@ -195,6 +202,7 @@ impl<'env, M: LogicalProcess> Crew<'env, M> {
         let stack = (8usize << 20).saturating_add(values.saturating_mul(COPIES));
         let mut running = 0;
         let finals = self.finals;
+        let first_cpu = self.first_cpu;
         for (index, (lps, inbox)) in owned.into_iter().zip(inboxes).enumerate() {
             let parts = WorkerParts {
                 index,
@@ -211,7 +219,8 @@ impl<'env, M: LogicalProcess> Crew<'env, M> {
                 .name(format!("{name}-{index}"))
                 .stack_size(stack)
                 .spawn_scoped(scope, move || {
-                    let mut states = Worker::new(parts).run();
+                    let home = Home::settle(first_cpu + index);
+                    let mut states = Worker::new(parts, home).run();
                     let mut finals = finals
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -350,6 +350,9 @@ pub(crate) struct Counters {
     pub(crate) lps_received: u64,
     /// Events run as safe events (`worker/safe.rs`).
     pub(crate) safe: u64,
+    /// Time spent waiting for the other workers' promises (`worker/promise.rs`), in
+    /// nanoseconds.
+    pub(crate) waited_ns: u64,
     /// Events left pending at exactly the end time (counted at the end of a run that
     /// finished).
     pub(crate) at_end_time: u64,

@@ -18,6 +18,10 @@ pub struct ThreadStats {
     pub processed: u64,
     /// Events it undid.
     pub rolled_back: u64,
+    /// Wall seconds it spent waiting for the other threads' promises before running an event
+    /// safely (see [`TimeWarp::safe_events`](crate::TimeWarp::safe_events)): the price of
+    /// keeping step, which a thread that runs ahead optimistically pays in rollbacks instead.
+    pub waited_seconds: f64,
 }
 
 /// Statistics of a Time Warp run.
@@ -160,6 +164,19 @@ impl fmt::Display for TimeWarpStats {
             f,
             "per thread        committed/processed {}",
             balance.join(" ")
-        )
+        )?;
+        if self
+            .per_thread
+            .iter()
+            .any(|thread| thread.waited_seconds > 0.0)
+        {
+            let waited: Vec<String> = self
+                .per_thread
+                .iter()
+                .map(|thread| format!("{:.3}", thread.waited_seconds))
+                .collect();
+            write!(f, "\nwaited for peers  {} s", waited.join(" "))?;
+        }
+        Ok(())
     }
 }

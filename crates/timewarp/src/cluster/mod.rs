@@ -383,6 +383,7 @@ impl TimeWarp {
                 shared: &shared,
                 transfer: &transfer,
                 finals: &finals,
+                first_cpu: rank * threads,
             };
             let running = crew.spawn(
                 scope,

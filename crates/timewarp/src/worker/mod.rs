@@ -60,6 +60,7 @@ use warpsim_core::{EventKey, LogicalProcess, LpId, SimError, TraceHash};
 
 use crate::control::{CheckpointControl, MemoryControl, WindowControl};
 use crate::gvt::GvtPort;
+use crate::home::Home;
 use crate::message::{Msg, Route};
 use crate::shared::{Counters, Settings, Shared, StopInfo, Summary, ToCoordinator};
 use crate::watch::quiet_panics_on_this_thread;
@@ -114,6 +115,8 @@ const IDLE_WAIT_MAX: Duration = Duration::from_millis(2);
 /// (GVT, fossils, the memory account) and `balance.rs` (load balancing).
 pub(crate) struct Worker<'a, M: LogicalProcess> {
     index: usize,
+    /// The CPU this worker's thread goes back to after a wait (`home.rs`).
+    home: Home,
     lps: Vec<LpState<M>>,
     /// Events each LP ran since the last migration (what load balancing moves), by LP
     /// index: beside the records rather than in them, where 8 bytes an LP pushed PHOLD's
@@ -260,13 +263,14 @@ pub(crate) struct WorkerParts<'a, M: LogicalProcess> {
 }
 
 impl<'a, M: LogicalProcess> Worker<'a, M> {
-    pub(crate) fn new(parts: WorkerParts<'a, M>) -> Worker<'a, M> {
+    pub(crate) fn new(parts: WorkerParts<'a, M>, home: Home) -> Worker<'a, M> {
         let n_workers = parts.peers.len();
         let Owned { lps, store } = parts.lps;
         let n_pending = store.len();
         let settings = parts.settings;
         let mut worker = Worker {
             index: parts.index,
+            home,
             store,
             loads: vec![0; lps.len()],
             lps,
@@ -400,11 +404,13 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                     self.migrate();
                 }
             }
+            let safe_before = self.counters.safe;
             let executed = self.execute_slice();
             if self.store.collided() {
                 self.report_collisions();
             }
-            self.flush_all();
+            let all_safe = self.counters.safe - safe_before == u64::from(executed);
+            self.flush_due(all_safe && executed > 0);
             if self.safe.promises.on && self.mail.local.is_empty() {
                 // Before this worker waits, or while it runs on: what the others may be
                 // waiting for (`promise.rs`).
@@ -444,7 +450,9 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                     // in: we might be the last).
                     continue;
                 }
-                if let Ok(batch) = self.mail.inbox.recv_timeout(idle_wait) {
+                let woken = self.mail.inbox.recv_timeout(idle_wait);
+                self.home.return_home();
+                if let Ok(batch) = woken {
                     self.absorb(batch);
                 }
                 idle_wait = (idle_wait * 2).min(IDLE_WAIT_MAX);
@@ -526,6 +534,7 @@ impl<'a, M: LogicalProcess> Worker<'a, M> {
                     break;
                 }
                 std::thread::sleep(IDLE_WAIT);
+                self.home.return_home();
             }
         }
         self.settle_pause();

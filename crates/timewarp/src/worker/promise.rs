@@ -180,6 +180,13 @@ impl Promises {
         (next.min(self.heard_min) + self.lookahead).min(self.unsent_min)
     }
 
+    /// Whether the messages waiting in the outboxes hold this worker's promise for `next`
+    /// back by more than a step: then they should leave now (see [`Worker::flush_due`]).
+    #[inline]
+    fn held_back(&self, next: f64) -> bool {
+        self.unsent_min < next.min(self.heard_min) + self.lookahead - self.step
+    }
+
     /// Takes `floor` as every other worker's promise where less was heard (rule 3).
     fn raise_heard(&mut self, floor: f64) {
         // (The worker's own entry is infinite: never lowered.)
@@ -231,6 +238,28 @@ impl<M: LogicalProcess> Worker<'_, M> {
         self.shared.promises[self.index]
             .0
             .store(promise.to_bits(), Ordering::Release);
+    }
+
+    /// After a slice: sends what waits in the outboxes, unless every event of the slice ran
+    /// safely and the promises are on, and what waits holds the promise back by less than a
+    /// step. Then it waits for more: a batch costs a channel send and receive, about 200 ns
+    /// each, and their cache misses, whether it holds 4 messages or 64 (BENCHMARKS.md,
+    /// "Batches that wait"). The receiver loses nothing by it: it runs only what the
+    /// promises cover, and this worker's promise is capped by what it has not sent
+    /// (`Promises::promise_for`). Optimistic events want their messages out at once, so that
+    /// a receiver that ran ahead rolls back early.
+    pub(super) fn flush_due(&mut self, all_safe: bool) {
+        if !self.safe.promises.on || !all_safe || self.lps.is_empty() {
+            self.flush_all();
+            return;
+        }
+        let next = self
+            .store
+            .peek()
+            .map_or(f64::INFINITY, |(key, _)| key.time.as_f64());
+        if self.safe.promises.held_back(next) {
+            self.flush_all();
+        }
     }
 
     /// Whether no LP here is failed, held or deferring sends (`safe.rs`, rule 2).
@@ -302,6 +331,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 // The worker's loop first (a new GVT may bring a migration, a pause or
                 // the end).
                 self.absorb_all(&mut held);
+                self.counters.waited_ns += started.elapsed().as_nanos() as u64;
                 return None;
             }
             spins += 1;
@@ -334,6 +364,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
                 if still > NAP_AFTER {
                     // The one they wait for is not running (see `NAP_AFTER`).
                     std::thread::sleep(NAP);
+                    self.home.return_home();
                 }
                 if still > STALL {
                     // They stopped moving (waiting themselves, descheduled, or done): run
@@ -347,6 +378,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         if heard_unabsorbed {
             self.absorb_held(&mut held);
         }
+        self.counters.waited_ns += started.elapsed().as_nanos() as u64;
         held
     }
 
