@@ -23,8 +23,12 @@ pub(crate) enum Msg<E> {
         dest: LpId,
         cause: EventKey,
     },
-    /// Undoes a `Withdraw`.
-    Restore { key: EventKey, dest: LpId },
+    /// Undoes a `Withdraw` made by the event `cause`.
+    Restore {
+        key: EventKey,
+        dest: LpId,
+        cause: EventKey,
+    },
     /// Model `reschedule` (and its undoing, with `from` and `to` swapped).
     Move {
         dest: LpId,
@@ -44,14 +48,29 @@ impl<E> Msg<E> {
         }
     }
 
-    /// The smallest key the message touches: its timestamp for GVT.
-    pub(crate) fn stamp(&self) -> EventKey {
+    /// The smallest key of an event the message touches: what it can roll back, and what a
+    /// promise must cover (`worker/promise.rs`).
+    pub(crate) fn touches(&self) -> EventKey {
         match self {
             Msg::Event { key, .. }
             | Msg::Anti { key, .. }
             | Msg::Withdraw { key, .. }
             | Msg::Restore { key, .. } => *key,
             Msg::Move { from, to, .. } => (*from).min(*to),
+        }
+    }
+
+    /// Its timestamp for GVT: what it touches, and for a `Restore` the withdrawal's cause
+    /// too. The receiver keeps a withdrawn event only until GVT passes the cause (the cancel
+    /// is then final), so a restore in flight must hold GVT at or below it: stamped with
+    /// the event's key alone, it let GVT pass the cause of a cancel whose cause an
+    /// antimessage had just annihilated, the receiver dropped the event as cancelled for
+    /// good, and the restore found nothing (one PHOLD-like run in 3,000–20,000 lost an
+    /// event and its descendants; `tests/equivalence.rs`, "chaos").
+    pub(crate) fn stamp(&self) -> EventKey {
+        match self {
+            Msg::Restore { key, cause, .. } => (*key).min(*cause),
+            other => other.touches(),
         }
     }
 }
@@ -72,4 +91,34 @@ pub(crate) fn route_entry(worker: u32, index: u32) -> AtomicU64 {
 pub(crate) fn route_of(route: &Route, lp: usize) -> (u32, u32) {
     let packed = route[lp].load(Ordering::Relaxed);
     ((packed >> 32) as u32, packed as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(time: f64, id: u64) -> EventKey {
+        let time = Time::new(time).unwrap();
+        EventKey::new(time, 0, LpId::new(0), Time::ZERO, id)
+    }
+
+    /// A restore in flight holds GVT at its cancel's cause, below the event it restores:
+    /// the receiver drops a withdrawn event once GVT passes the cause.
+    #[test]
+    fn a_restore_is_stamped_with_its_cause_and_touches_its_event() {
+        let restore: Msg<u32> = Msg::Restore {
+            key: key(2.6, 1),
+            dest: LpId::new(8),
+            cause: key(2.5, 2),
+        };
+        assert_eq!(restore.stamp(), key(2.5, 2));
+        assert_eq!(restore.touches(), key(2.6, 1));
+        let moved: Msg<u32> = Msg::Move {
+            dest: LpId::new(8),
+            from: key(3.0, 1),
+            to: key(1.0, 1),
+        };
+        assert_eq!(moved.stamp(), key(1.0, 1));
+        assert_eq!(moved.touches(), key(1.0, 1));
+    }
 }

@@ -25,7 +25,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         } else {
             // As soon as it is sent, not when its batch leaves: a reply can come back at
             // any key above it (see `safe.rs`, rule 1).
-            self.sent_away(msg.stamp());
+            self.sent_away(msg.touches(), msg.stamp());
             self.mail.outboxes[worker].push(msg);
             if self.mail.outboxes[worker].len() >= BATCH {
                 self.flush(worker);
@@ -90,7 +90,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
         }
         for msg in batch.drain(..) {
             // (`promise.rs`, rule 5: one comparison, for every kernel bug it would catch.)
-            let time = msg.stamp().time.as_f64();
+            let time = msg.touches().time.as_f64();
             if time < self.safe.promises.last_safe {
                 self.promise_broken(time, "a message from another worker");
             }

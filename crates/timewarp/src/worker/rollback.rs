@@ -204,7 +204,7 @@ impl<M: LogicalProcess> Worker<'_, M> {
             Logged::Send { key, dest, .. } => self.send_anti(key, dest),
             Logged::Withdraw { key, dest } => {
                 self.counters.retractions += 1;
-                self.transmit(Msg::Restore { key, dest });
+                self.transmit(Msg::Restore { key, dest, cause });
             }
             Logged::Move { dest, from, to } => {
                 self.counters.retractions += 1;

@@ -167,18 +167,19 @@ impl<M: LogicalProcess> Worker<'_, M> {
         self.safe.heard = Safe::<M>::void();
     }
 
-    /// A send to another worker at `stamp`: a reply may come back at any key above it.
+    /// A send to another worker touching `touches` (see [`Msg::touches`]; its GVT timestamp
+    /// `stamp` is at or below): a reply may come back at any key above it.
     #[inline]
-    pub(super) fn sent_away(&mut self, stamp: EventKey) {
-        // `widen` never lowers a key: a stamp at or past the bound leaves it as it is.
-        if stamp < self.safe.from_gvt {
+    pub(super) fn sent_away(&mut self, touches: EventKey, stamp: EventKey) {
+        // `widen` never lowers a key: a key at or past the bound leaves it as it is.
+        if touches < self.safe.from_gvt {
             self.safe.from_gvt = self
                 .safe
                 .from_gvt
-                .min(widen(stamp, self.settings.lookahead));
+                .min(widen(touches, self.settings.lookahead));
             self.safe.bound = self.safe.from_gvt.max(self.safe.heard);
         }
-        let time = stamp.time.as_f64();
+        let time = touches.time.as_f64();
         if self.safe.promises.broken_by(time, self.end_time) {
             self.promise_broken(time, "a message sent to another worker");
         }
