@@ -395,3 +395,41 @@ fn promises_start_again_after_each_migration() {
     assert!(migrations > 0, "the balancer never acted");
     assert!(safe > 0, "no safe event ran");
 }
+
+/// The time each thread waits for the others' promises (`ThreadStats::waited_seconds`): none
+/// on one thread (nobody to wait for), and on two a share of the run's wall time, in
+/// seconds. The run itself commits what the sequential kernel does.
+#[test]
+fn waiting_for_promises_is_counted_per_thread_in_seconds() {
+    use common::{sequential, timewarp};
+    use warpsim_timewarp::TimeWarp;
+    let params = PholdParams {
+        lps: 256,
+        end: 200.0,
+        ..PholdParams::default()
+    };
+    let config = RunConfig::new(5)
+        .end_time(params.end)
+        .lookahead(params.lookahead);
+    let (expected, _) = sequential(config.clone(), params.build().unwrap());
+    let expected = expected.unwrap();
+    for threads in [1, 2] {
+        let kernel = TimeWarp::new(config.clone()).threads(threads);
+        let started = std::time::Instant::now();
+        let (result, _, stats) = timewarp(&kernel, params.build().unwrap());
+        let wall = started.elapsed().as_secs_f64();
+        assert_eq!(result.unwrap().trace_hash, expected.trace_hash);
+        assert_eq!(stats.per_thread.len(), threads);
+        for thread in &stats.per_thread {
+            if threads == 1 {
+                assert_eq!(thread.waited_seconds, 0.0, "{stats}");
+            } else {
+                assert!(
+                    thread.waited_seconds >= 0.0 && thread.waited_seconds <= wall,
+                    "waited {} s in a run of {wall} s",
+                    thread.waited_seconds
+                );
+            }
+        }
+    }
+}
