@@ -65,7 +65,7 @@ impl<E> Msg<E> {
     /// is then final), so a restore in flight must hold GVT at or below it: stamped with
     /// the event's key alone, it let GVT pass the cause of a cancel whose cause an
     /// antimessage had just annihilated, the receiver dropped the event as cancelled for
-    /// good, and the restore found nothing (one PHOLD-like run in 3,000–20,000 lost an
+    /// good, and the restore found nothing (one run of the chaos model in 3,000–20,000 lost an
     /// event and its descendants; `tests/equivalence.rs`, "chaos").
     pub(crate) fn stamp(&self) -> EventKey {
         match self {
