@@ -8,14 +8,18 @@ use super::{SLICE, Worker};
 use crate::control::MemoryControl;
 
 /// Bytes of a worker's LP records from which [`Worker::warm`] prefetches them (see
-/// [`Worker::warms`]): twice the L2 cache of a core, read once from Linux's sysfs (1 MiB
-/// assumed where it cannot be read). Below it the records stay in the cache between two
-/// events of an LP. Tuned first as a constant 2 MiB on a host with 1 MiB of L2; on a host with
-/// 512 KiB, the two-thread PHOLD 16,384 row (1.2 MB of records a worker) ran 7–15 % less CPU
-/// with the prefetch than without (BENCHMARKS.md, "The coordinator left asleep").
+/// [`Worker::warms`]): the L2 cache of a core, read once from Linux's sysfs (1 MiB assumed
+/// where it cannot be read). Below it the records stay in the cache between two events of an
+/// LP. Tuned first as a constant 2 MiB on a host with 1 MiB of L2; on a host with 512 KiB,
+/// the two-thread PHOLD 16,384 row (1.2 MB of records a worker) ran 7–15 % less CPU with the
+/// prefetch than without (BENCHMARKS.md, "The coordinator left asleep"). Then twice the L2,
+/// until a host with 1 MiB showed that a worker whose records just fill its L2 (8,192 PHOLD
+/// LPs, the same row) misses too: the other per-LP arrays, the queue and the logs share
+/// the cache. There the prefetch took 15–20 % off that row's time (BENCHMARKS.md,
+/// "Prefetching from one L2 of records"); at half an L2 of records it changes nothing.
 fn warm_from_bytes() -> usize {
     static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *BYTES.get_or_init(|| 2 * l2_bytes().unwrap_or(1 << 20))
+    *BYTES.get_or_init(|| l2_bytes().unwrap_or(1 << 20))
 }
 
 /// The size of CPU 0's level-2 cache, from `/sys/devices/system/cpu/cpu0/cache`.
@@ -192,12 +196,16 @@ impl<M: LogicalProcess> Worker<'_, M> {
         prefetch_index::prefetch_index(std::slice::from_ref(&lp.rare), 0);
     }
 
-    /// Counts an event of LP `l` for load balancing.
+    /// Counts an event of LP `l` for load balancing, when the run balances: only it reads
+    /// the counts (a worker that gives way hands over all its LPs, whatever their loads), and
+    /// at thousands of LPs a worker's counts are one more array to miss in per event.
     #[inline]
     pub(super) fn count_load(&mut self, l: usize) {
-        // Saturating: only the order of the loads matters, and 4·10⁹ events of one LP
-        // between two migrations is not a run this worker could tell from a longer one.
-        self.loads[l] = self.loads[l].saturating_add(1);
+        if self.settings.load_balancing {
+            // Saturating: only the order of the loads matters, and 4·10⁹ events of one LP
+            // between two migrations is not a run this worker could tell from a longer one.
+            self.loads[l] = self.loads[l].saturating_add(1);
+        }
     }
 
     /// Keeps LP `l`'s event out of the store while the LP may not run it (see

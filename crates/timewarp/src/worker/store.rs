@@ -414,6 +414,35 @@ impl<E> Store<E> {
         Some(ev.event)
     }
 
+    /// Moves LP `l`'s event under `from` to `to` (the same send, so the same causal
+    /// identity) in place: the queue keeps its slot, so the LP's entry stays as it is.
+    /// Returns whether the event was found. A timer pushed back on every event (a watchdog)
+    /// costs one look-up and one re-insertion, as on the sequential kernel, rather than a
+    /// removal, a push and the entry's update.
+    pub(super) fn reschedule(&mut self, l: u32, from: &EventKey, to: EventKey) -> bool {
+        debug_assert!(from.same_send(&to));
+        let Some(handle) = self.look_up(l, from) else {
+            return false;
+        };
+        if self
+            .queue
+            .get(handle)
+            .is_some_and(|(_, ev)| ev.at == UNLISTED)
+        {
+            // Listed as it moves, so that its next move finds it at once.
+            let Some((_, ev)) = self.queue.cancel(handle) else {
+                return false;
+            };
+            self.unlisted -= 1;
+            if self.push(l, to, ev.event).is_err() {
+                self.collisions.push((l, to));
+            }
+            return true;
+        }
+        // Keys are finite times: the queue refuses none (see `enqueue`).
+        self.queue.reschedule(handle, to).is_ok()
+    }
+
     /// Whether LP `l` has an event under `key`.
     pub(super) fn contains(&mut self, l: u32, key: &EventKey) -> bool {
         self.look_up(l, key).is_some()
@@ -524,8 +553,8 @@ mod tests {
         for step in 0..300_000u64 {
             let l = rng.random_range(0..lps);
             let held = oracle[l].len();
-            let mut roll = rng.random_range(0..13 + quiet);
-            if roll >= 13 {
+            let mut roll = rng.random_range(0..14 + quiet);
+            if roll >= 14 {
                 // Quiet: a pop, or a send of a new key (an unlisted event).
                 if roll % 2 == 0 {
                     roll = 8;
@@ -598,6 +627,24 @@ mod tests {
                     }
                 }
                 11 => store.list(),
+                // A move: the same send (identity) at another time, as a rescheduled timer.
+                12 if held > 0 => {
+                    let from = *oracle[l].keys().nth(rng.random_range(0..held)).unwrap();
+                    let to = key(l, rng.random_range(0..1000), from.id);
+                    if oracle[l].contains_key(&to) {
+                        continue;
+                    }
+                    assert!(store.reschedule(l as u32, &from, to), "step {step}");
+                    let event = oracle[l].remove(&from).unwrap();
+                    oracle[l].insert(to, event);
+                    assert!(!store.contains(l as u32, &from) || from == to);
+                    assert!(store.contains(l as u32, &to));
+                }
+                12 => {
+                    let absent = key(l, rng.random_range(0..1000), u64::MAX - step);
+                    let to = key(l, 0, absent.id);
+                    assert!(!store.reschedule(l as u32, &absent, to), "step {step}");
+                }
                 _ => {
                     let k = key(l, rng.random_range(0..1000), step);
                     assert_eq!(store.contains(l as u32, &k), oracle[l].contains_key(&k));
