@@ -208,15 +208,11 @@ impl<M: LogicalProcess> Worker<'_, M> {
                     self.rollback(l, first, false);
                 }
                 self.clear_failure(l, first);
+                // In place when it is in the store; a parked event goes back through the
+                // store, where it parks again if its LP still may not run it.
                 if !self.store.reschedule(l as u32, &from, to)
-                    && let Some(event) = self.lps[l]
-                        .rare
-                        .as_mut()
-                        .and_then(|rare| rare.parked.remove(&from))
+                    && let Some(event) = self.take_pending(l, &from)
                 {
-                    // A parked event: back through the store, where it parks again if its
-                    // LP still may not run it.
-                    self.sizes.pending -= 1;
                     self.add_pending(l, to, event);
                 }
             }
